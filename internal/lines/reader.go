@@ -1,0 +1,142 @@
+// Package lines cuts a byte stream into LF-terminated lines without copying
+// them, skipping lines longer than a limit without holding them in memory.
+package lines
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MinBuffer is the size of the read buffer a Reader starts with and returns
+// to after it had to grow for a long line.
+const MinBuffer = 64 << 10
+
+// Reader reads LF-terminated lines from an io.Reader. Lines that fit its
+// buffer are returned as sub-slices of it, valid until the next call to Next.
+// It is not safe for concurrent use.
+type Reader struct {
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int // buf[start:end] holds bytes read but not yet returned
+	scanned    int // buf[start:start+scanned] is known to hold no LF
+	err        error
+}
+
+// NewReader returns a Reader of lines no longer than max bytes (LF excluded).
+func NewReader(r io.Reader, max int) *Reader {
+	size := min(MinBuffer, max+1)
+	return &Reader{r: r, max: max, buf: make([]byte, size)}
+}
+
+// Event is what Next found.
+type Event struct {
+	// Line is the line without its LF, when Oversize is false. It aliases the
+	// Reader's buffer and is valid until the next call to Next.
+	Line []byte
+	// Oversize is set when a line longer than the limit was skipped.
+	Oversize bool
+	// Size is the length of the line in bytes, LF excluded.
+	Size int64
+}
+
+// Next returns the next line, or reports a skipped oversize line. At the end
+// of the input it returns io.EOF, or the read error, and the number of bytes
+// of an unterminated tail that were discarded.
+func (r *Reader) Next() (ev Event, tail int, err error) {
+	for {
+		if i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n'); i >= 0 {
+			n := r.scanned + i
+			line := r.buf[r.start : r.start+n]
+			r.start += n + 1
+			r.scanned = 0
+			return Event{Line: line, Size: int64(n)}, 0, nil
+		}
+		r.scanned = r.end - r.start
+		if r.scanned > r.max {
+			size, tail, err := r.skipLine()
+			if err != nil {
+				return Event{}, tail, err
+			}
+			return Event{Oversize: true, Size: size}, 0, nil
+		}
+		if err := r.fill(); err != nil {
+			tail := r.end - r.start
+			r.start, r.end, r.scanned = 0, 0, 0
+			return Event{}, tail, err
+		}
+	}
+}
+
+// fill reads more input, making room first: it drops consumed bytes, moves a
+// partial line to the front, and grows the buffer (up to max+1 bytes) when a
+// partial line fills it.
+func (r *Reader) fill() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.start == r.end {
+		r.start, r.end = 0, 0
+		if len(r.buf) > MinBuffer {
+			// Do not keep a large buffer alive after the long line is gone.
+			r.buf = make([]byte, min(MinBuffer, r.max+1))
+		}
+	}
+	if r.end == len(r.buf) {
+		if r.start > 0 {
+			r.end = copy(r.buf, r.buf[r.start:r.end])
+			r.start = 0
+		} else {
+			nb := make([]byte, min(2*len(r.buf), r.max+1))
+			r.end = copy(nb, r.buf[r.start:r.end])
+			r.start = 0
+			r.buf = nb
+		}
+	}
+	for empty := 0; ; empty++ {
+		n, err := r.r.Read(r.buf[r.end:])
+		if n < 0 || n > len(r.buf)-r.end {
+			r.err = errors.New("lines: reader returned an invalid count")
+			return r.err
+		}
+		r.end += n
+		if err != nil {
+			r.err = err
+			if n > 0 {
+				return nil // process what arrived; the error comes next time
+			}
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if empty == 100 {
+			r.err = io.ErrNoProgress
+			return r.err
+		}
+	}
+}
+
+// skipLine discards the current line up to and including its LF, reading as
+// needed, in a buffer that does not grow. It returns the line's length.
+func (r *Reader) skipLine() (size int64, tail int, err error) {
+	for {
+		if i := bytes.IndexByte(r.buf[r.start:r.end], '\n'); i >= 0 {
+			size += int64(i)
+			r.start += i + 1
+			r.scanned = 0
+			return size, 0, nil
+		}
+		size += int64(r.end - r.start)
+		r.start, r.end, r.scanned = 0, 0, 0
+		if len(r.buf) > MinBuffer {
+			r.buf = make([]byte, MinBuffer)
+		}
+		if err := r.fill(); err != nil {
+			tail := size + int64(r.end-r.start)
+			r.start, r.end = 0, 0
+			return 0, int(min(tail, int64(^uint(0)>>1))), err
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+)
+
+// benchScan measures Scan on one line; both valid and invalid lines must
+// report 0 allocs/op.
+func benchScan(b *testing.B, line []byte, wantErr bool) {
+	var s Scanner
+	var env Envelope
+	if _, _, err := s.Scan(line, &env); (err != nil) != wantErr {
+		b.Fatalf("unexpected verdict: %v", err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		s.Scan(line, &env)
+	}
+}
+
+func BenchmarkScanRequest(b *testing.B) {
+	// A typical ~120-byte request frame.
+	line := []byte(`{"jsonrpc":"2.0","id":12345,"method":"textDocument/hover","params":{"uri":"file:///a/b.go","line":10,"ch":4}}`)
+	benchScan(b, line, false)
+}
+
+func BenchmarkScanLargeString(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"put","params":["` + strings.Repeat("lorem ipsum dolor sit amet é ", 1<<20/30) + `"]}`)
+	benchScan(b, line, false)
+}
+
+func BenchmarkScanInvalid(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":12345,"method":"textDocument/hover","params":{"uri":"file:///a/b.go","line":10,"ch":04}}`)
+	benchScan(b, line, true)
+}
+
+func BenchmarkNumberInt64(b *testing.B) {
+	for _, raw := range []string{"12345", "5.0e0"} {
+		b.Run(raw, func(b *testing.B) {
+			r := []byte(raw)
+			b.ReportAllocs()
+			for b.Loop() {
+				NumberInt64(r)
+			}
+		})
+	}
+}

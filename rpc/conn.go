@@ -1,0 +1,172 @@
+package rpc
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is one end of a JSON-RPC 2.0 connection over a byte stream: it reads
+// LF-terminated frames from r, dispatches requests and notifications to its
+// Registry, settles its own calls with the responses, and writes frames to
+// w, one Write per frame. Both ends are alike: a Conn can serve and call at
+// the same time.
+//
+// A Conn never closes r or w: they belong to the caller.
+type Conn struct {
+	r io.Reader
+	w io.Writer
+
+	reg          *Registry
+	maxFrameSize int
+	onDrop       func(Drop)
+	log          *slog.Logger
+
+	// ctx is the context of handlers; Close cancels it. It carries the Conn
+	// for ConnFromContext.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	pending pendingCalls
+	limiter requestLimiter
+
+	// wmu serialises writes. wclosed is set by Close; no write starts
+	// after it (a write already in progress is not waited for, since a
+	// stalled peer could block it forever).
+	wmu     sync.Mutex
+	wclosed atomic.Bool
+
+	// rmu guards the state of the read loop, so that Close can interrupt a
+	// blocked read exactly while one is in progress.
+	rmu      sync.Mutex
+	started  bool
+	reading  bool // the read loop is running
+	rclosed  bool // Close was called: the read loop must not start or dispatch
+	deadline readDeadliner
+
+	// The end of the connection. Invariant: end runs once; it records why
+	// the connection ended, fails every pending call with that error, and
+	// then closes done. No call is added to pending after it (add checks
+	// the same error under the same lock).
+	endOnce sync.Once
+	endErr  error
+	done    chan struct{}
+}
+
+// readDeadliner is implemented by streams whose blocked reads can be
+// interrupted (net.Conn, pipes from os.Pipe).
+type readDeadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+type connKey struct{}
+
+// NewConn returns a connection that reads frames from r and writes frames to
+// w. It does not read until Start is called; calls and notifications may be
+// sent before that. opts may be nil for defaults.
+func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
+	c := &Conn{
+		r:            r,
+		w:            w,
+		reg:          opts.handler(),
+		maxFrameSize: opts.maxFrameSize(),
+		onDrop:       opts.onDrop(),
+		log:          opts.logger(),
+		done:         make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx = context.WithValue(c.ctx, connKey{}, c)
+	c.limiter.max = opts.maxConcurrentRequests()
+	c.pending.init()
+	if d, ok := r.(readDeadliner); ok {
+		c.deadline = d
+	}
+	return c
+}
+
+// ConnFromContext returns the Conn whose handler received ctx, or nil. A
+// handler uses it to call or notify the peer that sent the request.
+func ConnFromContext(ctx context.Context) *Conn {
+	c, _ := ctx.Value(connKey{}).(*Conn)
+	return c
+}
+
+// Start begins reading and dispatching frames on a goroutine of the Conn's
+// own. It is idempotent, and does nothing after Close.
+func (c *Conn) Start() {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.started || c.rclosed {
+		return
+	}
+	c.started, c.reading = true, true
+	go c.readLoop()
+}
+
+// Done returns a channel that is closed when the connection has ended: Close
+// was called, or the input reached its end or failed.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns nil while the connection lives, then why it ended: ErrClosed,
+// ErrInputEnded, or the input's read error.
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+		return c.endErr
+	default:
+		return nil
+	}
+}
+
+// Close ends the connection: it stops dispatching, fails every pending call
+// with ErrClosed, cancels the context of running handlers, drops requests
+// still waiting for a handler slot, and starts no write after it returns. It does not close the streams. A read
+// in progress is interrupted when the reader has SetReadDeadline (its
+// deadline is restored afterwards); otherwise the read loop exits as soon as
+// that read returns, discarding what it read. Close is idempotent and safe
+// before Start; it always returns nil.
+func (c *Conn) Close() error {
+	c.rmu.Lock()
+	c.rclosed = true
+	if c.reading && c.deadline != nil {
+		c.deadline.SetReadDeadline(time.Now())
+	}
+	c.rmu.Unlock()
+
+	c.end(ErrClosed)
+	c.cancel()
+	c.limiter.drop()
+	c.wclosed.Store(true)
+	return nil
+}
+
+// end records why the connection ended and fails the pending calls; only
+// its first call has an effect.
+func (c *Conn) end(err error) {
+	c.endOnce.Do(func() {
+		c.endErr = err
+		c.pending.failAll(err)
+		close(c.done)
+	})
+}
+
+// closed reports whether Close was called.
+func (c *Conn) closed() bool {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	return c.rclosed
+}
+
+// write writes one complete frame with a single Write.
+func (c *Conn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wclosed.Load() {
+		return ErrClosed
+	}
+	_, err := c.w.Write(b)
+	return err
+}

@@ -1,0 +1,63 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// Code is a JSON-RPC error code.
+type Code int64
+
+// The error codes that JSON-RPC 2.0 reserves. This package writes only
+// CodeMethodNotFound, CodeInvalidParams and CodeInternalError on its own;
+// a handler may return any code in an *Error.
+const (
+	CodeParseError     Code = -32700
+	CodeInvalidRequest Code = -32600
+	CodeMethodNotFound Code = -32601
+	CodeInvalidParams  Code = -32602
+	CodeInternalError  Code = -32603
+)
+
+// Error is a JSON-RPC error object. A call that the peer answers with an
+// error returns an *Error; a handler that returns an *Error (or an error
+// wrapping one) has it sent as is.
+//
+// It round-trips a peer's error object: a missing or unusable code sets
+// CodeMissing, and Data keeps the raw JSON of the data member (nil when the
+// member is absent, the bytes "null" when it is null).
+type Error struct {
+	Code    Code
+	Message string
+	Data    json.RawMessage
+	// CodeMissing reports that the error object has no integer code: the
+	// member is absent, not a number, or not an integer that fits Code. When
+	// set, Code is zero and no code member is written.
+	CodeMissing bool
+}
+
+// Error returns "jsonrpc error CODE: MESSAGE", or "jsonrpc error: MESSAGE"
+// when the code is missing.
+func (e *Error) Error() string {
+	if e.CodeMissing {
+		return "jsonrpc error: " + e.Message
+	}
+	return "jsonrpc error " + strconv.FormatInt(int64(e.Code), 10) + ": " + e.Message
+}
+
+// errorMessageFallback is the message of an error object whose message member
+// is absent or not a string; the TypeScript peers use the same text.
+const errorMessageFallback = "JSON-RPC error"
+
+var (
+	// ErrClosed is returned by calls and notifications on a connection that
+	// Close has ended, and ends the calls pending when it was closed.
+	ErrClosed = errors.New("rpc: connection closed")
+	// ErrInputEnded ends the calls pending when the peer's input stream
+	// reached its end; no response can arrive after it.
+	ErrInputEnded = errors.New("rpc: input ended")
+	// ErrInvalidResult wraps the decoding error of a result that does not
+	// decode into the call's result type.
+	ErrInvalidResult = errors.New("rpc: invalid result")
+)

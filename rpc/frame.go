@@ -1,0 +1,150 @@
+package rpc
+
+import (
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/goccy/go-json"
+)
+
+// frame is a pooled buffer in which one outgoing frame is assembled, so that
+// it can be written with a single Write.
+type frame struct {
+	b   []byte
+	enc *json.Encoder // encodes into b, without HTML escaping, as JSON.stringify does
+}
+
+// Write appends p to the frame; it lets the go-json Encoder write into it.
+func (f *frame) Write(p []byte) (int, error) {
+	f.b = append(f.b, p...)
+	return len(p), nil
+}
+
+var framePool = sync.Pool{New: func() any {
+	f := &frame{b: make([]byte, 0, 512)}
+	f.enc = json.NewEncoder(f)
+	f.enc.SetEscapeHTML(false)
+	return f
+}}
+
+// maxPooledFrame is the largest buffer returned to the pool; a larger one is
+// left to the garbage collector so that one huge frame does not pin memory.
+const maxPooledFrame = 64 << 10
+
+func getFrame() *frame {
+	f := framePool.Get().(*frame)
+	f.b = f.b[:0]
+	return f
+}
+
+func putFrame(f *frame) {
+	if cap(f.b) <= maxPooledFrame {
+		framePool.Put(f)
+	}
+}
+
+// value appends the compact JSON encoding of v.
+func (f *frame) value(v any) error {
+	n := len(f.b)
+	if err := f.enc.Encode(v); err != nil {
+		f.b = f.b[:n]
+		return err
+	}
+	f.b = f.b[:len(f.b)-1] // the Encoder ends every value with a newline
+	return nil
+}
+
+func (f *frame) raw(s string) { f.b = append(f.b, s...) }
+
+// request starts a request frame: {"jsonrpc":"2.0","id":ID,"method":NAME
+func (f *frame) request(id uint64, method string) {
+	f.b = append(f.b, `{"jsonrpc":"2.0","id":`...)
+	f.b = strconv.AppendUint(f.b, id, 10)
+	f.b = append(f.b, `,"method":`...)
+	f.b = appendString(f.b, method)
+}
+
+// notification starts a notification frame: {"jsonrpc":"2.0","method":NAME
+func (f *frame) notification(method string) {
+	f.b = append(f.b, `{"jsonrpc":"2.0","method":`...)
+	f.b = appendString(f.b, method)
+}
+
+// response starts a response frame: {"jsonrpc":"2.0","id":ID
+func (f *frame) response(id []byte) {
+	f.b = append(f.b, `{"jsonrpc":"2.0","id":`...)
+	f.b = append(f.b, id...)
+}
+
+// errorObject appends ,"error":{...} for e.
+func (f *frame) errorObject(e *Error) {
+	f.b = append(f.b, `,"error":{`...)
+	if !e.CodeMissing {
+		f.b = append(f.b, `"code":`...)
+		f.b = strconv.AppendInt(f.b, int64(e.Code), 10)
+		f.b = append(f.b, ',')
+	}
+	f.b = append(f.b, `"message":`...)
+	f.b = appendString(f.b, e.Message)
+	if len(e.Data) > 0 {
+		n := len(f.b)
+		f.b = append(f.b, `,"data":`...)
+		if err := f.value(e.Data); err != nil {
+			f.b = f.b[:n] // data that is not valid JSON is left out
+		}
+	}
+	f.b = append(f.b, '}')
+}
+
+// end closes the frame object and terminates the line.
+func (f *frame) end() { f.b = append(f.b, '}', '\n') }
+
+// appendString appends s as a JSON string the way JSON.stringify writes it:
+// only '"', '\\' and control characters are escaped; everything else,
+// including non-ASCII text, is written raw. Invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, "\uFFFD"...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

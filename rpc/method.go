@@ -1,0 +1,73 @@
+package rpc
+
+import "context"
+
+// Method describes a request method: its name, the type P of its params and
+// the type R of its result. Declare one per method as a package-level
+// variable and use it on both sides, so that a call or a handler with the
+// wrong types does not compile:
+//
+//	var Add = rpc.NewMethod[AddParams, AddResult]("math/add")
+//
+// A Method is a small value, safe to copy and to use from many goroutines.
+type Method[P, R any] struct {
+	name       string
+	omitParams bool
+}
+
+// NewMethod returns the descriptor of the request method called name. When
+// P is NoParams, calls omit the params member and handlers ignore it.
+func NewMethod[P, R any](name string) Method[P, R] {
+	return Method[P, R]{name: name, omitParams: isNoParams[P]()}
+}
+
+// Name returns the method's name as it appears on the wire.
+func (m Method[P, R]) Name() string { return m.name }
+
+// Call sends a request for m with params on c and waits for its response.
+// It returns the decoded result, or an error: an *Error when the peer
+// answered with one; ErrInvalidResult (wrapped) when the result does not
+// decode into R; ctx.Err() when ctx ended first (the call is abandoned and
+// a late response is dropped); ErrClosed or ErrInputEnded when the
+// connection ended first; the input's read error; or the write error when
+// the request could not be sent. A context that is already done sends
+// nothing. A result member that is absent leaves R at its zero value.
+func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
+	var r R
+	err := c.call(ctx, m.name, m.omitParams, params, &r)
+	return r, err
+}
+
+// Notification describes a notification method: its name and the type P of
+// its params. Declare one per notification as a package-level variable.
+type Notification[P any] struct {
+	name       string
+	omitParams bool
+}
+
+// NewNotification returns the descriptor of the notification called name.
+// When P is NoParams, the params member is omitted.
+func NewNotification[P any](name string) Notification[P] {
+	return Notification[P]{name: name, omitParams: isNoParams[P]()}
+}
+
+// Name returns the notification's name as it appears on the wire.
+func (n Notification[P]) Name() string { return n.name }
+
+// Notify sends the notification n with params on c. It returns once the
+// frame is written, with the write error if it failed, ErrClosed after
+// Close, or ctx.Err() without writing anything when ctx is already done.
+func (n Notification[P]) Notify(ctx context.Context, c *Conn, params P) error {
+	return c.notify(ctx, n.name, n.omitParams, params)
+}
+
+// NoParams is the params type of a method or notification that takes no
+// params: the params member is omitted from the frames sent, and whatever a
+// peer sends as params is ignored.
+type NoParams struct{}
+
+func isNoParams[P any]() bool {
+	var p P
+	_, ok := any(p).(NoParams)
+	return ok
+}

@@ -1,0 +1,144 @@
+package rpc
+
+import "log/slog"
+
+// Default limits of a Conn, used when an Options field is zero.
+const (
+	// DefaultMaxFrameSize is the longest line, in bytes without its LF, that
+	// a Conn reads; a longer line is skipped and reported as DropOversize.
+	DefaultMaxFrameSize = 64 << 20
+	// DefaultMaxConcurrentRequests is how many request handlers a Conn runs
+	// at once; further requests wait, in arrival order, for a free slot.
+	DefaultMaxConcurrentRequests = 256
+	// MaxDepth is the deepest nesting of arrays and objects a frame may
+	// have; a deeper frame is dropped (DropTooDeep) before any decoder sees
+	// it, so that no recursive decoder can exhaust the goroutine stack.
+	MaxDepth = 10000
+)
+
+// Options configure a Conn. A nil *Options means all defaults; a zero field
+// means that field's default.
+type Options struct {
+	// Handler dispatches the requests and notifications the peer sends.
+	// Nil answers every request with CodeMethodNotFound and drops every
+	// notification, as a peer without handlers does.
+	Handler *Registry
+
+	// MaxFrameSize is the longest line accepted, in bytes, LF excluded.
+	// Zero means DefaultMaxFrameSize.
+	MaxFrameSize int
+
+	// MaxConcurrentRequests bounds how many request handlers run at once.
+	// Zero means DefaultMaxConcurrentRequests. Requests beyond the bound
+	// wait in arrival order; reading goes on meanwhile, so responses to
+	// this side's own calls are never held behind them.
+	MaxConcurrentRequests int
+
+	// OnDrop, when set, is called on the read loop for every line the Conn
+	// ignores, with the reason. It must not block for long: the next line is
+	// read after it returns.
+	OnDrop func(Drop)
+
+	// Logger, when set, receives diagnostics: dropped lines at debug level,
+	// handler panics and write failures at error level. Nil logs nothing.
+	Logger *slog.Logger
+}
+
+func (o *Options) maxFrameSize() int {
+	if o == nil || o.MaxFrameSize <= 0 {
+		return DefaultMaxFrameSize
+	}
+	return o.MaxFrameSize
+}
+
+func (o *Options) maxConcurrentRequests() int {
+	if o == nil || o.MaxConcurrentRequests <= 0 {
+		return DefaultMaxConcurrentRequests
+	}
+	return o.MaxConcurrentRequests
+}
+
+func (o *Options) handler() *Registry {
+	if o == nil {
+		return nil
+	}
+	return o.Handler
+}
+
+func (o *Options) onDrop() func(Drop) {
+	if o == nil {
+		return nil
+	}
+	return o.OnDrop
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o == nil {
+		return nil
+	}
+	return o.Logger
+}
+
+// Drop describes a line that a Conn ignored. The peer is never told.
+type Drop struct {
+	Reason DropReason
+	// Line is the trimmed line. It is valid only during the OnDrop call,
+	// and nil for DropOversize and DropUnterminated.
+	Line []byte
+	// Size is the length of the line as read, in bytes, LF excluded.
+	Size int64
+	// Method names the method of a notification that was dropped.
+	Method string
+	// Err is the parse or decoding error behind the drop, if any.
+	Err error
+}
+
+// DropReason says why a line was ignored.
+type DropReason uint8
+
+// The reasons a line is dropped.
+const (
+	// DropMalformed: the line is not exactly one valid JSON value.
+	DropMalformed DropReason = iota + 1
+	// DropNotObject: the line is JSON but not an object (arrays, and so
+	// batches, included).
+	DropNotObject
+	// DropUnclassified: an object with neither a string or number id nor a
+	// string method.
+	DropUnclassified
+	// DropOversize: the line is longer than MaxFrameSize; it was skipped
+	// without being held in memory.
+	DropOversize
+	// DropTooDeep: the line nests arrays and objects deeper than MaxDepth.
+	DropTooDeep
+	// DropUnterminated: the input ended after bytes that no LF terminated.
+	DropUnterminated
+	// DropUnmatchedResponse: a response whose id matches no pending call
+	// (unknown, already settled, or abandoned by its context).
+	DropUnmatchedResponse
+	// DropUnhandledNotification: a notification with no handler.
+	DropUnhandledNotification
+	// DropInvalidParams: a notification whose params do not decode into the
+	// handler's type.
+	DropInvalidParams
+)
+
+var dropReasonNames = [...]string{
+	DropMalformed:             "malformed JSON",
+	DropNotObject:             "not a JSON object",
+	DropUnclassified:          "neither request, response nor notification",
+	DropOversize:              "line longer than the maximum frame size",
+	DropTooDeep:               "nesting deeper than the maximum depth",
+	DropUnterminated:          "unterminated line at end of input",
+	DropUnmatchedResponse:     "response to no pending call",
+	DropUnhandledNotification: "notification without a handler",
+	DropInvalidParams:         "notification params do not decode",
+}
+
+// String describes the reason in a few words.
+func (r DropReason) String() string {
+	if int(r) < len(dropReasonNames) && dropReasonNames[r] != "" {
+		return dropReasonNames[r]
+	}
+	return "unknown drop reason"
+}

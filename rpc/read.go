@@ -1,0 +1,271 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/wire"
+)
+
+// reader is the state of the read loop; only the read loop touches it.
+type reader struct {
+	lines   *lines.Reader
+	scanner wire.Scanner
+	env     wire.Envelope
+	fixed   []byte // scratch for lines with invalid UTF-8
+	name    []byte // scratch for method names with escapes
+}
+
+// readLoop reads and dispatches frames until the input ends or Close.
+func (c *Conn) readLoop() {
+	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
+	var err error
+	for {
+		ev, tail, rerr := rd.lines.Next()
+		if c.closed() {
+			break
+		}
+		if rerr != nil {
+			if tail > 0 {
+				c.drop(Drop{Reason: DropUnterminated, Size: int64(tail)})
+			}
+			err = rerr
+			break
+		}
+		if ev.Oversize {
+			c.drop(Drop{Reason: DropOversize, Size: ev.Size})
+			continue
+		}
+		c.dispatch(rd, ev.Line)
+	}
+
+	c.rmu.Lock()
+	c.reading = false
+	if c.rclosed && c.deadline != nil {
+		c.deadline.SetReadDeadline(time.Time{}) // give the stream back as it was
+	}
+	c.rmu.Unlock()
+	switch {
+	case err == nil:
+		c.end(ErrClosed)
+	case errors.Is(err, io.EOF):
+		c.end(ErrInputEnded)
+	default:
+		c.end(fmt.Errorf("rpc: reading input: %w", err))
+	}
+}
+
+// dispatch classifies one line and acts on it, as WIRE.md §2.2 describes.
+func (c *Conn) dispatch(rd *reader, raw []byte) {
+	line := lines.TrimSpace(raw)
+	if len(line) == 0 {
+		return // blank lines are keep-alive noise, not drops
+	}
+	if !utf8.Valid(line) {
+		rd.fixed = lines.AppendValidUTF8(rd.fixed[:0], line)
+		line = rd.fixed
+	}
+	top, depth, err := rd.scanner.Scan(line, &rd.env)
+	switch {
+	case err != nil:
+		c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
+		return
+	case top != wire.Object:
+		c.drop(Drop{Reason: DropNotObject, Line: line, Size: int64(len(raw))})
+		return
+	case depth > MaxDepth:
+		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
+		return
+	}
+	env := &rd.env
+	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
+	hasMethod := env.Method.Kind == wire.String
+	switch {
+	case hasID && hasMethod:
+		c.handleRequest(rd, env)
+	case hasID:
+		c.handleResponse(env, line)
+	case hasMethod:
+		c.handleNotification(rd, env, line)
+	default:
+		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: int64(len(raw))})
+	}
+}
+
+// methodName returns the method's name as bytes, without allocating unless
+// the name has escapes.
+func (rd *reader) methodName(env *wire.Envelope) []byte {
+	if name, ok := wire.StringContent(env.Method.Raw); ok {
+		return name
+	}
+	rd.name = wire.AppendUnquote(rd.name[:0], env.Method.Raw)
+	return rd.name
+}
+
+func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) {
+	name := rd.methodName(env)
+	view := c.reg.view()
+	if view != nil {
+		if e := view.methods[string(name)]; e != nil && e.request != nil {
+			e.request(c, env.ID.Raw, env.Params.Raw)
+			return
+		}
+		if view.unknown != nil {
+			t := &unknownTask{
+				handler: view.unknown,
+				method:  string(name),
+				id:      append([]byte(nil), env.ID.Raw...),
+			}
+			if env.Params.Raw != nil {
+				t.params = append(json.RawMessage(nil), env.Params.Raw...)
+			}
+			c.schedule(t)
+			return
+		}
+	}
+	c.writeError(env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
+}
+
+func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte) {
+	name := rd.methodName(env)
+	view := c.reg.view()
+	if view != nil {
+		if e := view.methods[string(name)]; e != nil && e.notification != nil {
+			if err := e.notification(c, env.Params.Raw); err != nil {
+				c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: int64(len(line)), Method: string(name), Err: err})
+			}
+			return
+		}
+		if view.unknownNotification != nil {
+			func() {
+				defer c.recoverNotification(string(name))
+				view.unknownNotification(c.ctx, string(name), env.Params.Raw)
+			}()
+			return
+		}
+	}
+	c.drop(Drop{Reason: DropUnhandledNotification, Line: line, Size: int64(len(line)), Method: string(name)})
+}
+
+// handleResponse settles the pending call whose id the response carries. Ids
+// match by JSON type and value: this side sends integer ids, so a string id
+// never matches, and a number matches when it denotes the same integer
+// (5, 5.0 and 5e0 alike, as JavaScript peers compare them).
+func (c *Conn) handleResponse(env *wire.Envelope, line []byte) {
+	var pc *pendingCall
+	var id uint64
+	if env.ID.Kind == wire.Number {
+		if n, ok := wire.NumberInt64(env.ID.Raw); ok && n > 0 {
+			id = uint64(n)
+			pc = c.pending.take(id)
+		}
+	}
+	if pc == nil {
+		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: int64(len(line))})
+		return
+	}
+	pc.settle(responseOutcome(env, pc.result))
+}
+
+// responseOutcome decodes a response into the call's result, or returns the
+// error it carries (WIRE.md §2.7): an error member that is an object or an
+// array rejects the call; any other error member is ignored.
+func responseOutcome(env *wire.Envelope, result any) error {
+	if k := env.Error.Kind; k == wire.Object || k == wire.Array {
+		return parseErrorObject(env.Error)
+	}
+	if env.Result.Kind == wire.Absent {
+		return nil
+	}
+	if err := decodeAny(env.Result.Raw, result); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidResult, err)
+	}
+	return nil
+}
+
+// parseErrorObject reads a peer's error object leniently: a code that is not
+// an integer is missing, a message that is not a string becomes
+// "JSON-RPC error", and data is kept verbatim.
+func parseErrorObject(v wire.Value) *Error {
+	e := &Error{Message: errorMessageFallback, CodeMissing: true}
+	if v.Kind != wire.Object {
+		return e
+	}
+	// A map matches member names exactly, as JSON.parse does; struct
+	// decoding would match them case-insensitively. Errors are rare, so the
+	// allocation does not matter.
+	var members map[string]json.RawMessage
+	if err := decodeAny(v.Raw, &members); err != nil {
+		return e
+	}
+	code, message, data := members["code"], members["message"], members["data"]
+	if k := kindOf(code); k == wire.Number {
+		if n, ok := wire.NumberInt64(code); ok {
+			e.Code, e.CodeMissing = Code(n), false
+		}
+	}
+	if kindOf(message) == wire.String {
+		var msg string
+		if err := decode(message, &msg); err == nil {
+			e.Message = msg
+		}
+	}
+	if data != nil {
+		e.Data = data
+	}
+	return e
+}
+
+// decodeAny decodes data into v, a pointer, containing decoder panics.
+func decodeAny(data []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("decoder panic: %v", p)
+		}
+	}()
+	return gojson.Unmarshal(data, v)
+}
+
+// drop reports an ignored line to the hook and the logger.
+func (c *Conn) drop(d Drop) {
+	if c.onDrop != nil {
+		c.onDrop(d)
+	}
+	if c.log != nil {
+		attrs := []slog.Attr{slog.String("reason", d.Reason.String()), slog.Int64("size", d.Size)}
+		if d.Method != "" {
+			attrs = append(attrs, slog.String("method", d.Method))
+		}
+		if d.Err != nil {
+			attrs = append(attrs, slog.Any("error", d.Err))
+		}
+		c.log.LogAttrs(c.ctx, slog.LevelDebug, "rpc: line dropped", attrs...)
+	}
+}
+
+// kindOf returns the kind of a raw JSON value from its first byte.
+func kindOf(raw []byte) wire.Kind {
+	if len(raw) == 0 {
+		return wire.Absent
+	}
+	switch raw[0] {
+	case 'n':
+		return wire.Null
+	case 't', 'f':
+		return wire.Bool
+	case '"':
+		return wire.String
+	case '[':
+		return wire.Array
+	case '{':
+		return wire.Object
+	}
+	return wire.Number
+}

@@ -1,0 +1,160 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Registry maps method names to handlers. It is safe for concurrent use,
+// may be shared by many connections, and may gain handlers while they run.
+// Registering a name twice is a programming error and panics, as
+// http.ServeMux does.
+type Registry struct {
+	mu      sync.Mutex                   // serialises registrations
+	entries atomic.Pointer[registryView] // copied on write: lookups take no lock
+}
+
+// registryView is an immutable snapshot of a Registry.
+type registryView struct {
+	methods             map[string]*entry
+	unknown             func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	unknownNotification func(ctx context.Context, method string, params json.RawMessage)
+}
+
+// entry knows how to decode, run and answer one method. The functions run
+// on the read loop; params aliases the line, so they decode it before they
+// return.
+type entry struct {
+	request      func(c *Conn, id, params []byte)
+	notification func(c *Conn, params []byte) error
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry {
+	r := &Registry{}
+	r.entries.Store(&registryView{methods: map[string]*entry{}})
+	return r
+}
+
+func (r *Registry) view() *registryView {
+	if r == nil {
+		return nil
+	}
+	return r.entries.Load()
+}
+
+// update applies change to a copy of the current view and publishes it.
+func (r *Registry) update(change func(v *registryView)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.entries.Load()
+	v := &registryView{
+		methods:             make(map[string]*entry, len(old.methods)+1),
+		unknown:             old.unknown,
+		unknownNotification: old.unknownNotification,
+	}
+	for k, e := range old.methods {
+		v.methods[k] = e
+	}
+	change(v)
+	r.entries.Store(v)
+}
+
+func (r *Registry) add(name string, e *entry) {
+	r.update(func(v *registryView) {
+		if _, dup := v.methods[name]; dup {
+			panic(fmt.Sprintf("rpc: method %q registered twice", name))
+		}
+		v.methods[name] = e
+	})
+}
+
+// Handle registers h as the handler of the request method m. The params of
+// each request are decoded into P on the read loop; h then runs on its own
+// goroutine (see Options.MaxConcurrentRequests) with a context that Close
+// cancels, and its result is sent as the response. A returned *Error is
+// sent as is; any other error is sent as CodeInternalError with the error's
+// text. Params that do not decode into P are answered with
+// CodeInvalidParams without calling h. A panic in h is recovered and
+// answered with CodeInternalError; the connection lives on.
+func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
+	if h == nil {
+		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
+	}
+	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
+	reg.add(m.name, &entry{request: func(c *Conn, id, params []byte) {
+		t := pool.Get().(*requestTask[P, R])
+		if !m.omitParams {
+			if err := decodeParams(params, &t.params); err != nil {
+				t.params = *new(P)
+				pool.Put(t)
+				c.writeError(id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
+				return
+			}
+		}
+		t.handler, t.method, t.pool = h, m.name, pool
+		t.id = append(t.id[:0], id...)
+		c.schedule(t)
+	}})
+}
+
+// HandleNotification registers h as the handler of the notification n.
+// Notification handlers run on the connection's read loop, one at a time,
+// in the order the notifications arrived: the next frame is read when h
+// returns. A handler that must wait for the peer (for example with a Call
+// on the same connection) has to do so on another goroutine. Params that do
+// not decode into P drop the notification (reported as DropInvalidParams).
+// A panic in h is recovered and logged.
+func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P)) {
+	if h == nil {
+		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
+	}
+	reg.add(n.name, &entry{notification: func(c *Conn, params []byte) error {
+		var p P
+		if !n.omitParams {
+			if err := decodeParams(params, &p); err != nil {
+				return err
+			}
+		}
+		defer c.recoverNotification(n.name)
+		h(c.ctx, p)
+		return nil
+	}})
+}
+
+// HandleUnknown registers h as the handler of requests whose method has no
+// handler of its own; without it they are answered with CodeMethodNotFound
+// and the message "method not found: <method>". h receives the raw params
+// (nil when absent) and runs like a request handler; its result is encoded
+// with JSON and sent, and its error is answered as Handle describes.
+func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, params json.RawMessage) (any, error)) {
+	if h == nil {
+		panic("rpc: nil handler for unknown methods")
+	}
+	r.update(func(v *registryView) {
+		if v.unknown != nil {
+			panic("rpc: handler for unknown methods registered twice")
+		}
+		v.unknown = h
+	})
+}
+
+// HandleUnknownNotification registers h as the handler of notifications
+// whose method has no handler of its own; without it they are dropped
+// (reported as DropUnhandledNotification). It runs on the read loop, in
+// order, like other notification handlers. params is valid only during the
+// call.
+func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method string, params json.RawMessage)) {
+	if h == nil {
+		panic("rpc: nil handler for unknown notifications")
+	}
+	r.update(func(v *registryView) {
+		if v.unknownNotification != nil {
+			panic("rpc: handler for unknown notifications registered twice")
+		}
+		v.unknownNotification = h
+	})
+}

@@ -1,0 +1,217 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// task is a decoded request waiting for, or running on, a handler slot.
+type task interface {
+	run(c *Conn)
+	discard() // releases a task that will never run
+}
+
+// requestLimiter bounds the number of handler goroutines. Requests beyond
+// the bound queue in arrival order; a goroutine that finishes a task takes
+// the next queued one, so under load goroutines are reused rather than
+// started per request.
+type requestLimiter struct {
+	mu      sync.Mutex
+	max     int
+	active  int
+	queue   []task
+	head    int
+	dropped bool // Close was called: queued and new tasks are discarded
+}
+
+// schedule runs t on a handler goroutine, now or when a slot frees up.
+func (c *Conn) schedule(t task) {
+	l := &c.limiter
+	l.mu.Lock()
+	if l.dropped {
+		l.mu.Unlock()
+		t.discard()
+		return
+	}
+	if l.active >= l.max {
+		l.queue = append(l.queue, t)
+		l.mu.Unlock()
+		return
+	}
+	l.active++
+	l.mu.Unlock()
+	go c.serve(t)
+}
+
+func (c *Conn) serve(t task) {
+	for t != nil {
+		t.run(c)
+		t = c.limiter.next()
+	}
+}
+
+// next returns the next queued task, or nil after giving up the slot.
+func (l *requestLimiter) next() task {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.head == len(l.queue) || l.dropped {
+		l.active--
+		return nil
+	}
+	t := l.queue[l.head]
+	l.queue[l.head] = nil
+	l.head++
+	if l.head == len(l.queue) {
+		l.queue, l.head = l.queue[:0], 0
+	}
+	return t
+}
+
+// drop discards the queued tasks and every task scheduled later.
+func (l *requestLimiter) drop() {
+	l.mu.Lock()
+	queued := l.queue[l.head:]
+	l.queue, l.head, l.dropped = nil, 0, true
+	l.mu.Unlock()
+	for _, t := range queued {
+		t.discard()
+	}
+}
+
+// requestTask is a request for a method registered with Handle, with its
+// params decoded. Tasks are pooled per method.
+type requestTask[P, R any] struct {
+	handler func(context.Context, P) (R, error)
+	method  string
+	params  P
+	id      []byte
+	pool    *sync.Pool
+}
+
+func (t *requestTask[P, R]) run(c *Conn) {
+	r, err, panicked := callHandler(c, t.method, t.handler, t.params)
+	switch {
+	case panicked:
+		c.writeError(t.id, panicError)
+	case err != nil:
+		c.writeError(t.id, wireError(err))
+	default:
+		c.writeResult(t.id, t.method, &r)
+	}
+	t.discard()
+}
+
+func (t *requestTask[P, R]) discard() {
+	t.params = *new(P)
+	t.handler = nil
+	t.pool.Put(t)
+}
+
+// callHandler runs a handler, containing a panic.
+func callHandler[P, R any](c *Conn, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked = true
+			c.logPanic(method, v)
+		}
+	}()
+	r, err = h(c.ctx, p)
+	return r, err, false
+}
+
+// panicError answers a request whose handler panicked.
+var panicError = &Error{Code: CodeInternalError, Message: "internal error: the handler panicked"}
+
+// unknownTask is a request for a method without a handler, served by the
+// registry's HandleUnknown handler.
+type unknownTask struct {
+	handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	method  string
+	params  json.RawMessage
+	id      []byte
+}
+
+func (t *unknownTask) run(c *Conn) {
+	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
+	r, err, panicked := callHandler(c, t.method, h, t.params)
+	switch {
+	case panicked:
+		c.writeError(t.id, panicError)
+	case err != nil:
+		c.writeError(t.id, wireError(err))
+	default:
+		c.writeResult(t.id, t.method, r)
+	}
+}
+
+func (t *unknownTask) discard() {}
+
+// wireError returns the error object that answers a handler's error.
+func wireError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// writeResult answers the request id with result, which points to the
+// handler's result (or is the result, for HandleUnknown).
+func (c *Conn) writeResult(id []byte, method string, result any) {
+	f := getFrame()
+	defer putFrame(f)
+	f.response(id)
+	f.raw(`,"result":`)
+	if err := f.value(result); err != nil {
+		f.b = f.b[:0]
+		c.logError("encoding the result failed", method, err)
+		f.response(id)
+		f.errorObject(&Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"})
+	}
+	f.end()
+	if err := c.write(f.b); err != nil {
+		c.logWriteError(err)
+	}
+}
+
+// writeError answers the request id with the error object e.
+func (c *Conn) writeError(id []byte, e *Error) {
+	f := getFrame()
+	defer putFrame(f)
+	f.response(id)
+	f.errorObject(e)
+	f.end()
+	if err := c.write(f.b); err != nil {
+		c.logWriteError(err)
+	}
+}
+
+func (c *Conn) recoverNotification(method string) {
+	if v := recover(); v != nil {
+		c.logPanic(method, v)
+	}
+}
+
+func (c *Conn) logPanic(method string, v any) {
+	if c.log != nil {
+		c.log.Error("rpc: handler panicked", slog.String("method", method),
+			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+	}
+}
+
+func (c *Conn) logError(msg, method string, err error) {
+	if c.log != nil {
+		c.log.Error("rpc: "+msg, slog.String("method", method), slog.Any("error", err))
+	}
+}
+
+func (c *Conn) logWriteError(err error) {
+	if c.log != nil && !errors.Is(err, ErrClosed) {
+		c.log.Error("rpc: writing a response failed", slog.Any("error", err))
+	}
+}
