@@ -54,6 +54,9 @@ type Conn struct {
 	endOnce sync.Once
 	endErr  error
 	done    chan struct{}
+
+	// running counts the read loop and the handler goroutines, for Wait.
+	running sync.WaitGroup
 }
 
 // readDeadliner is implemented by streams whose blocked reads can be
@@ -103,6 +106,7 @@ func (c *Conn) Start() {
 		return
 	}
 	c.started, c.reading = true, true
+	c.running.Add(1)
 	go c.readLoop()
 }
 
@@ -119,6 +123,18 @@ func (c *Conn) Err() error {
 	default:
 		return nil
 	}
+}
+
+// Wait blocks until the read loop has exited and every handler the Conn
+// started has returned, then returns Err. It is how a program makes sure no
+// goroutine of the Conn outlives it: after the input ends, Wait lets the
+// running handlers write their responses; after Close, it returns once the
+// handlers have seen their context cancelled and the read in progress (if
+// the reader cannot be interrupted, see Close) has returned. Wait returns
+// at once if Start was never called.
+func (c *Conn) Wait() error {
+	c.running.Wait()
+	return c.Err()
 }
 
 // Close ends the connection: it stops dispatching, fails every pending call

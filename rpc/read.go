@@ -25,6 +25,7 @@ type reader struct {
 
 // readLoop reads and dispatches frames until the input ends or Close.
 func (c *Conn) readLoop() {
+	defer c.running.Done()
 	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
 	var err error
 	for {

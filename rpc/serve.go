@@ -45,10 +45,12 @@ func (c *Conn) schedule(t task) {
 	}
 	l.active++
 	l.mu.Unlock()
+	c.running.Add(1) // the read loop, counted too, is running: see Wait
 	go c.serve(t)
 }
 
 func (c *Conn) serve(t task) {
+	defer c.running.Done()
 	for t != nil {
 		t.run(c)
 		t = c.limiter.next()
