@@ -1,0 +1,240 @@
+package rpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+type echoParams struct {
+	Text string `json:"text"`
+}
+
+type echoResult struct {
+	Echo string `json:"echo"`
+}
+
+var (
+	echo = rpc.NewMethod[echoParams, echoResult]("echo")
+	tick = rpc.NewNotification[rpc.NoParams]("tick")
+	note = rpc.NewNotification[echoParams]("note")
+)
+
+// call runs a typed call on its own goroutine and hands back its outcome.
+func call(ctx context.Context, c *rpc.Conn, text string) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		r, err := echo.Call(ctx, c, echoParams{text})
+		ch <- callResult{r, err}
+	}()
+	return ch
+}
+
+type callResult struct {
+	r   echoResult
+	err error
+}
+
+func TestCallSettlesWithResult(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "hi")
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
+	if r := within(t, res); r.err != nil || r.r.Echo != "hi!" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestCallSettlesWithErrorObject(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "hi")
+	id, _ := p.nextRequest()
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"nope","data":{"why":[1,2]}}}`)
+	r := within(t, res)
+	var e *rpc.Error
+	if !errors.As(r.err, &e) {
+		t.Fatalf("err = %v, want *rpc.Error", r.err)
+	}
+	if e.Code != -32000 || e.CodeMissing || e.Message != "nope" || string(e.Data) != `{"why":[1,2]}` {
+		t.Fatalf("error = %+v", e)
+	}
+	if got := e.Error(); got != "jsonrpc error -32000: nope" {
+		t.Fatalf("Error() = %q", got)
+	}
+}
+
+func TestResponseIDsMatchByTypeAndValue(t *testing.T) {
+	drops := make(chan rpc.Drop, 8)
+	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
+	res := call(context.Background(), p.conn, "a")
+	p.nextRequest() // id 1
+	p.send(`{"jsonrpc":"2.0","id":"1","result":{"echo":"string id"}}`)
+	if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+		t.Fatalf("drop %v, want unmatched response", d.Reason)
+	}
+	// JavaScript peers parse 1.0 and 1e0 as 1, so they name call 1 too.
+	p.send(`{"jsonrpc":"2.0","id":1.0,"result":{"echo":"one"}}`)
+	if r := within(t, res); r.err != nil || r.r.Echo != "one" {
+		t.Fatalf("got %+v", r)
+	}
+	res = call(context.Background(), p.conn, "b")
+	p.nextRequest() // id 2
+	p.send(`{"jsonrpc":"2.0","id":2e0,"result":{"echo":"two"}}`)
+	if r := within(t, res); r.err != nil || r.r.Echo != "two" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestCallAbandonedByContextDropsLateResponse(t *testing.T) {
+	drops := make(chan rpc.Drop, 8)
+	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
+	ctx, cancel := context.WithCancel(context.Background())
+	res := call(ctx, p.conn, "slow")
+	id, _ := p.nextRequest()
+	cancel()
+	if r := within(t, res); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", r.err)
+	}
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"late"}}`)
+	if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+		t.Fatalf("drop %v, want unmatched response", d.Reason)
+	}
+}
+
+func TestDoneContextWritesNothing(t *testing.T) {
+	p := newPeer(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := echo.Call(ctx, p.conn, echoParams{"x"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call err = %v", err)
+	}
+	if err := tick.Notify(ctx, p.conn, rpc.NoParams{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Notify err = %v", err)
+	}
+	// The first frame on the wire is the one sent afterwards.
+	go tick.Notify(context.Background(), p.conn, rpc.NoParams{})
+	p.expect(`{"jsonrpc":"2.0","method":"tick"}`)
+}
+
+func TestCloseFailsPendingCalls(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "x")
+	p.nextRequest()
+	p.conn.Close()
+	if r := within(t, res); !errors.Is(r.err, rpc.ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", r.err)
+	}
+	if _, err := echo.Call(context.Background(), p.conn, echoParams{}); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("call after Close: %v", err)
+	}
+	if err := note.Notify(context.Background(), p.conn, echoParams{}); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("notify after Close: %v", err)
+	}
+	if !errors.Is(p.conn.Err(), rpc.ErrClosed) {
+		t.Fatalf("Err = %v", p.conn.Err())
+	}
+}
+
+func TestInputEndFailsPendingCalls(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "x")
+	p.nextRequest()
+	p.send(`{"jsonrpc":"2.0","id":99,"method":"unterminated"`[:20]) // garbage, then the end
+	p.in.Close()
+	if r := within(t, res); !errors.Is(r.err, rpc.ErrInputEnded) {
+		t.Fatalf("err = %v, want ErrInputEnded", r.err)
+	}
+	within(t, p.conn.Done())
+	if !errors.Is(p.conn.Err(), rpc.ErrInputEnded) {
+		t.Fatalf("Err = %v", p.conn.Err())
+	}
+}
+
+var errBrokenStream = errors.New("broken stream")
+
+func TestInputErrorFailsPendingCalls(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "x")
+	p.nextRequest()
+	p.in.CloseWithError(errBrokenStream)
+	if r := within(t, res); !errors.Is(r.err, errBrokenStream) {
+		t.Fatalf("err = %v, want the input's error", r.err)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errBrokenStream }
+
+func TestWriteFailureEndsTheCall(t *testing.T) {
+	checkNoLeak(t)
+	in, feed := io.Pipe()
+	c := rpc.NewConn(in, failingWriter{}, nil)
+	c.Start()
+	defer func() { c.Close(); feed.Close(); c.Wait() }()
+	if _, err := echo.Call(context.Background(), c, echoParams{}); !errors.Is(err, errBrokenStream) {
+		t.Fatalf("Call err = %v", err)
+	}
+	if err := tick.Notify(context.Background(), c, rpc.NoParams{}); !errors.Is(err, errBrokenStream) {
+		t.Fatalf("Notify err = %v", err)
+	}
+	// The failed call left nothing pending: Close has nothing to fail.
+	if err := c.Err(); err != nil {
+		t.Fatalf("a write failure ended the connection: %v", err)
+	}
+}
+
+func TestResultThatDoesNotDecode(t *testing.T) {
+	p := newPeer(t, nil)
+	res := call(context.Background(), p.conn, "x")
+	id, _ := p.nextRequest()
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":42}}`)
+	if r := within(t, res); !errors.Is(r.err, rpc.ErrInvalidResult) {
+		t.Fatalf("err = %v, want ErrInvalidResult", r.err)
+	}
+}
+
+func TestUntypedCallAndNotify(t *testing.T) {
+	p := newPeer(t, nil)
+	done := make(chan error, 1)
+	var raw json.RawMessage
+	go func() { done <- p.conn.Call(context.Background(), "any/thing", []int{1, 2}, &raw) }()
+	id, method := p.nextRequest()
+	if method != "any/thing" {
+		t.Fatalf("method %q", method)
+	}
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":[true,null]}`)
+	if err := within(t, done); err != nil || string(raw) != "[true,null]" {
+		t.Fatalf("Call = %v, result %s", err, raw)
+	}
+	go func() { done <- p.conn.Call(context.Background(), "no/params", nil, nil) }()
+	p.expect(`{"jsonrpc":"2.0","id":2,"method":"no/params"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"result":{"ignored":true}}`)
+	if err := within(t, done); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- p.conn.Notify(context.Background(), "bare", nil) }()
+	p.expect(`{"jsonrpc":"2.0","method":"bare"}`)
+	if err := within(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNoParamsOmitsTheMember(t *testing.T) {
+	ping := rpc.NewMethod[rpc.NoParams, struct{}]("ping")
+	p := newPeer(t, nil)
+	done := make(chan error, 1)
+	go func() { _, err := ping.Call(context.Background(), p.conn, rpc.NoParams{}); done <- err }()
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	if err := within(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if ping.Name() != "ping" || tick.Name() != "tick" {
+		t.Fatal("Name() does not return the wire name")
+	}
+}

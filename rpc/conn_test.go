@@ -1,0 +1,171 @@
+package rpc_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+func TestStartIsIdempotentAndCloseBeforeStartIsSafe(t *testing.T) {
+	checkNoLeak(t)
+	c := rpc.NewConn(strings.NewReader(""), io.Discard, nil)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.Start() // after Close: does nothing
+	if err := c.Wait(); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("Wait = %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+
+	d := rpc.NewConn(strings.NewReader("{\"id\":1,\"result\":1}\n"), io.Discard, nil)
+	d.Start()
+	d.Start()
+	if err := d.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
+		t.Fatalf("Wait = %v", err)
+	}
+	within(t, d.Done())
+}
+
+// After the input ends, handlers still running write their responses:
+// a peer may send its last request and close its side.
+func TestHandlersAnswerAfterInputEnds(t *testing.T) {
+	checkNoLeak(t)
+	var out syncBuffer
+	reg := echoRegistry()
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"last"}}` + "\n")
+	c := rpc.NewConn(in, &out, &rpc.Options{Handler: reg})
+	c.Start()
+	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
+		t.Fatalf("Wait = %v", err)
+	}
+	if got := strings.TrimSpace(out.buf.String()); got != `{"jsonrpc":"2.0","id":1,"result":{"echo":"last"}}` {
+		t.Fatalf("wrote %q", got)
+	}
+}
+
+// Close cancels the context of running handlers, and the Conn writes
+// nothing after Close.
+func TestCloseCancelsHandlers(t *testing.T) {
+	entered := make(chan struct{})
+	exited := make(chan error, 1)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		close(entered)
+		<-ctx.Done()
+		exited <- ctx.Err()
+		return echoResult{Echo: "too late"}, nil
+	})
+	var w recordingWriter
+	checkNoLeak(t)
+	in, feed := io.Pipe()
+	defer feed.Close()
+	c := rpc.NewConn(in, &w, &rpc.Options{Handler: reg})
+	c.Start()
+	feed.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}` + "\n"))
+	within(t, entered)
+	c.Close()
+	if err := within(t, exited); !errors.Is(err, context.Canceled) {
+		t.Fatalf("handler context ended with %v", err)
+	}
+	feed.Close()
+	c.Wait()
+	if len(w.writes) != 0 {
+		t.Fatalf("wrote after Close: %q", w.writes)
+	}
+}
+
+// Close interrupts a read blocked on a stream with read deadlines (here an
+// os.Pipe), so Wait returns without the caller closing its stream, and the
+// stream's deadline is given back.
+func TestCloseInterruptsBlockedRead(t *testing.T) {
+	checkNoLeak(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := rpc.NewConn(r, io.Discard, nil)
+	c.Start()
+	c.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	if err := within(t, waited); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("Wait = %v", err)
+	}
+	// The stream works again for its owner.
+	go w.Write([]byte("still usable\n"))
+	buf := make([]byte, 64)
+	r.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := r.Read(buf)
+	if err != nil || string(buf[:n]) != "still usable\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+}
+
+// pair connects two Conns over net.Pipe, both serving reg.
+func pair(t *testing.T, regA, regB *rpc.Registry) (a, b *rpc.Conn) {
+	t.Helper()
+	checkNoLeak(t)
+	x, y := net.Pipe()
+	a = rpc.NewConn(x, x, &rpc.Options{Handler: regA})
+	b = rpc.NewConn(y, y, &rpc.Options{Handler: regB})
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+		x.Close()
+		y.Close()
+		a.Wait()
+		b.Wait()
+	})
+	a.Start()
+	b.Start()
+	return a, b
+}
+
+// Both ends serve and call: a request from the server side to the client
+// side, answered while the client's own call is in flight, nested deeply.
+func TestBothSidesCallEachOther(t *testing.T) {
+	count := rpc.NewMethod[int, int]("count")
+	handler := func(ctx context.Context, n int) (int, error) {
+		if n == 0 {
+			return 0, nil
+		}
+		r, err := count.Call(ctx, rpc.ConnFromContext(ctx), n-1)
+		return r + 1, err
+	}
+	regA, regB := rpc.NewRegistry(), rpc.NewRegistry()
+	rpc.Handle(regA, count, handler)
+	rpc.Handle(regB, count, handler)
+	a, _ := pair(t, regA, regB)
+	got, err := count.Call(context.Background(), a, 40)
+	if err != nil || got != 40 {
+		t.Fatalf("count = %d, %v", got, err)
+	}
+}
+
+func TestConnFromContext(t *testing.T) {
+	if rpc.ConnFromContext(context.Background()) != nil {
+		t.Fatal("ConnFromContext of a bare context is not nil")
+	}
+	got := make(chan *rpc.Conn, 1)
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, tick, func(ctx context.Context, _ rpc.NoParams) { got <- rpc.ConnFromContext(ctx) })
+	a, b := pair(t, nil, reg)
+	if err := tick.Notify(context.Background(), a, rpc.NoParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := within(t, got); c != b {
+		t.Fatal("ConnFromContext is not the receiving Conn")
+	}
+}

@@ -1,0 +1,150 @@
+package rpc_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linerpc/linerpc/internal/vectortest"
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// peer is the far end of a Conn under test, speaking raw lines, so that a
+// test reads like a script of the wire: send a line, expect a frame.
+type peer struct {
+	t      *testing.T
+	conn   *rpc.Conn
+	in     *io.PipeWriter // what the peer sends; the Conn reads it
+	out    *io.PipeReader // what the Conn writes
+	frames *bufio.Reader
+}
+
+// newPeer starts a Conn with opts and returns its peer. The Conn is closed,
+// its streams too, and its goroutines are checked gone when the test ends.
+func newPeer(t *testing.T, opts *rpc.Options) *peer {
+	t.Helper()
+	checkNoLeak(t)
+	connIn, peerOut := io.Pipe()
+	peerIn, connOut := io.Pipe()
+	c := rpc.NewConn(connIn, connOut, opts)
+	p := &peer{t: t, conn: c, in: peerOut, out: peerIn, frames: bufio.NewReader(peerIn)}
+	t.Cleanup(func() {
+		c.Close()
+		peerOut.Close()
+		peerIn.Close()
+		c.Wait()
+	})
+	c.Start()
+	return p
+}
+
+// send writes one line (an LF is appended) to the Conn.
+func (p *peer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("send: %v", err)
+	}
+}
+
+// next reads the next frame the Conn wrote.
+func (p *peer) next() string {
+	p.t.Helper()
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		line, err := p.frames.ReadString('\n')
+		ch <- result{line, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			p.t.Fatalf("reading a frame: %v", r.err)
+		}
+		return strings.TrimSuffix(r.line, "\n")
+	case <-time.After(10 * time.Second):
+		p.t.Fatal("no frame written within 10s")
+		return ""
+	}
+}
+
+// expect reads the next frame and matches it against want (placeholders of
+// the vectors allowed, numbers compared by value).
+func (p *peer) expect(want string) {
+	p.t.Helper()
+	got := p.next()
+	if err := vectortest.Match(json.RawMessage(want), json.RawMessage(got)); err != nil {
+		p.t.Fatalf("frame %s\nwant %s\n%v", got, want, err)
+	}
+}
+
+// nextID reads the next frame, a request, and returns its raw id.
+func (p *peer) nextRequest() (id, method string) {
+	p.t.Helper()
+	var f struct {
+		ID     json.RawMessage
+		Method string
+	}
+	line := p.next()
+	if err := json.Unmarshal([]byte(line), &f); err != nil || f.ID == nil {
+		p.t.Fatalf("want a request, got %s", line)
+	}
+	return string(f.ID), f.Method
+}
+
+// checkNoLeak fails the test if goroutines of package rpc are still running
+// a few seconds after it ended (they exit as soon as their Conn's streams
+// and handlers let them, so the check polls rather than sleeps).
+func checkNoLeak(t *testing.T) {
+	if _, seen := leakChecked.LoadOrStore(t, true); seen {
+		return // the first check registered runs last, after every Close
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			stacks := rpcGoroutines()
+			if stacks == "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("goroutines of the Conn outlived it:\n%s", stacks)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+var leakChecked sync.Map
+
+func rpcGoroutines() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var leaked []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "linerpc/rpc.(*Conn).readLoop") || strings.Contains(g, "linerpc/rpc.(*Conn).serve") {
+			leaked = append(leaked, g)
+		}
+	}
+	return strings.Join(leaked, "\n\n")
+}
+
+// within fails the test unless ch delivers within 10 seconds.
+func within[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out after 10s")
+		var zero T
+		return zero
+	}
+}

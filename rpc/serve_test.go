@@ -1,0 +1,319 @@
+package rpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+func echoRegistry() *rpc.Registry {
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		switch p.Text {
+		case "fail":
+			return echoResult{}, errors.New("it failed")
+		case "coded":
+			return echoResult{}, fmt.Errorf("wrapped: %w", &rpc.Error{Code: 42, Message: "coded", Data: json.RawMessage(`{"k":"v"}`)})
+		case "panic":
+			panic("boom")
+		}
+		return echoResult{Echo: p.Text}, nil
+	})
+	return reg
+}
+
+func TestHandlerResultAndErrors(t *testing.T) {
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"echo","params":{"text":"hi"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"a","result":{"echo":"hi"}}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"fail"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"it failed"}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"coded"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":42,"message":"coded","data":{"k":"v"}}}`)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"panic"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"{{string}}"}}`)
+	// The connection lives on after the panic.
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"echo"}`)
+	p.expect(`{"jsonrpc":"2.0","id":4,"result":{"echo":""}}`)
+}
+
+func TestIDsAreEchoedByteForByte(t *testing.T) {
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
+	for _, id := range []string{`1.0`, `-0`, `1e2`, `9007199254740993`, `"\u00e9"`, `""`, `0`} {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"text":"x"}}`)
+		got := p.next()
+		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"x"}}`
+		if got != want {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestParamsThatDoNotDecode(t *testing.T) {
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":5}}`)
+	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"{{string}}"}}`)
+	// Absent and null params are an empty params object.
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":null}`)
+	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":""}}`)
+}
+
+func TestMethodNotFound(t *testing.T) {
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"nope\u0021"}`)
+	p.expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope!"}}`)
+	// A request naming a notification is not a request method either.
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, tick, func(context.Context, rpc.NoParams) {})
+	q := newPeer(t, &rpc.Options{Handler: reg})
+	q.send(`{"jsonrpc":"2.0","id":8,"method":"tick"}`)
+	q.expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"method not found: tick"}}`)
+}
+
+func TestNotificationsAreDeliveredInOrder(t *testing.T) {
+	const n = 2000
+	var got []string
+	done := make(chan struct{})
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) {
+		got = append(got, p.Text)
+		if len(got) == n {
+			close(done)
+		}
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	go func() {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"note","params":{"text":"%d"}}`+"\n", i)
+		}
+		p.in.Write([]byte(b.String()))
+	}()
+	within(t, done)
+	for i, s := range got {
+		if s != fmt.Sprint(i) {
+			t.Fatalf("notification %d is %q", i, s)
+		}
+	}
+}
+
+func TestConcurrentRequestsAreBounded(t *testing.T) {
+	const limit, total = 3, 12
+	var running, peak atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, total)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		n := running.Add(1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		started <- struct{}{}
+		<-release
+		running.Add(-1)
+		return echoResult{Echo: p.Text}, nil
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: limit})
+	for i := range total {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"%d"}}`, i, i))
+	}
+	for range limit {
+		within(t, started)
+	}
+	select {
+	case <-started:
+		t.Fatal("a handler started beyond the bound")
+	default:
+	}
+	close(release)
+	seen := map[string]bool{}
+	for range total {
+		var f struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(p.next()), &f)
+		seen[string(f.ID)] = true
+	}
+	if len(seen) != total || peak.Load() != limit {
+		t.Fatalf("answered %d distinct ids, peak concurrency %d", len(seen), peak.Load())
+	}
+}
+
+// A side whose handler slots are all busy still reads the responses to its
+// own calls: here the only handler waits for a call to the peer.
+func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		c := rpc.ConnFromContext(ctx)
+		r, err := echo.Call(ctx, c, echoParams{"inner " + p.Text})
+		return echoResult{Echo: "outer " + r.Echo}, err
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
+	p.send(`{"jsonrpc":"2.0","id":"o1","method":"echo","params":{"text":"a"}}`)
+	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // queued
+	id, _ := p.nextRequest()
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"A"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`)
+	id, _ = p.nextRequest()
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"B"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"o2","result":{"echo":"outer B"}}`)
+}
+
+func TestNotificationDrops(t *testing.T) {
+	drops := make(chan rpc.Drop, 8)
+	reg := rpc.NewRegistry()
+	got := make(chan string, 8)
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) {
+		if p.Text == "panic" {
+			panic("boom")
+		}
+		got <- p.Text
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
+	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Method != "note" || d.Err == nil {
+		t.Fatalf("drop = %+v", d)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"other"}`)
+	if d := within(t, drops); d.Reason != rpc.DropUnhandledNotification || d.Method != "other" {
+		t.Fatalf("drop = %+v", d)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"panic"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"after"}}`)
+	if s := within(t, got); s != "after" {
+		t.Fatalf("got %q", s)
+	}
+}
+
+func TestDropReasons(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	p := newPeer(t, &rpc.Options{MaxFrameSize: 64, OnDrop: func(d rpc.Drop) { drops <- d }})
+	cases := []struct {
+		line string
+		want rpc.DropReason
+	}{
+		{`{"id":1,`, rpc.DropMalformed},
+		{`[{"jsonrpc":"2.0","id":1,"method":"m"}]`, rpc.DropNotObject},
+		{`{"jsonrpc":"2.0"}`, rpc.DropUnclassified},
+		{`{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 100) + `"}`, rpc.DropOversize},
+		{strings.Repeat("[", rpc.MaxDepth+1) + strings.Repeat("]", rpc.MaxDepth+1), rpc.DropOversize},
+		{`{"id":5,"result":1}`, rpc.DropUnmatchedResponse},
+	}
+	for _, c := range cases {
+		p.send(c.line)
+		if d := within(t, drops); d.Reason != c.want {
+			t.Fatalf("%.40s: dropped as %v, want %v", c.line, d.Reason, c.want)
+		}
+	}
+	if s := rpc.DropTooDeep.String(); s == "" || s == rpc.DropReason(200).String() {
+		t.Fatalf("DropTooDeep.String() = %q", s)
+	}
+}
+
+func TestTooDeepFrameIsDropped(t *testing.T) {
+	drops := make(chan rpc.Drop, 4)
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry(), OnDrop: func(d rpc.Drop) { drops <- d }})
+	deep := strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":` + deep + `}}`)
+	if d := within(t, drops); d.Reason != rpc.DropTooDeep {
+		t.Fatalf("dropped as %v", d.Reason)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"ok"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"ok"}}`)
+}
+
+func TestOversizeLineDoesNotStall(t *testing.T) {
+	drops := make(chan rpc.Drop, 4)
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry(), MaxFrameSize: 1 << 10, OnDrop: func(d rpc.Drop) { drops <- d }})
+	big := strings.Repeat("x", 1<<20) // far beyond the limit and the read buffer
+	go p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + big + `"}}`)
+	d := within(t, drops)
+	if d.Reason != rpc.DropOversize || d.Size < 1<<20 {
+		t.Fatalf("drop = %v size %d", d.Reason, d.Size)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"after"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"after"}}`)
+}
+
+func TestRegisteringTwicePanics(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("%s did not panic", name)
+			}
+		}()
+		f()
+	}
+	reg := echoRegistry()
+	mustPanic("Handle twice", func() {
+		rpc.Handle(reg, echo, func(context.Context, echoParams) (echoResult, error) { return echoResult{}, nil })
+	})
+	mustPanic("a notification with a method's name", func() {
+		rpc.HandleNotification(reg, rpc.NewNotification[echoParams]("echo"), func(context.Context, echoParams) {})
+	})
+	mustPanic("nil handler", func() { rpc.Handle[echoParams, echoResult](reg, rpc.NewMethod[echoParams, echoResult]("x"), nil) })
+	unknown := func(context.Context, string, json.RawMessage) (any, error) { return nil, nil }
+	reg.HandleUnknown(unknown)
+	mustPanic("HandleUnknown twice", func() { reg.HandleUnknown(unknown) })
+}
+
+// Frames written by many goroutines at once reach the stream whole: one
+// Write per frame, never interleaved.
+func TestConcurrentWritersNeverInterleave(t *testing.T) {
+	checkNoLeak(t)
+	var w recordingWriter
+	c := rpc.NewConn(strings.NewReader(""), &w, nil)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				text := strings.Repeat(string(rune('a'+g)), 1000+i)
+				if err := note.Notify(context.Background(), c, echoParams{text}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.Close()
+	if len(w.writes) != 16*50 {
+		t.Fatalf("%d writes, want %d", len(w.writes), 16*50)
+	}
+	for _, b := range w.writes {
+		var f struct {
+			Method string
+			Params echoParams
+		}
+		if b[len(b)-1] != '\n' || strings.Count(string(b), "\n") != 1 || json.Unmarshal(b, &f) != nil || f.Method != "note" {
+			t.Fatalf("a write is not exactly one frame: %.80q", b)
+		}
+		if strings.Trim(f.Params.Text, f.Params.Text[:1]) != "" {
+			t.Fatalf("frame payload mixed: %.80q", f.Params.Text)
+		}
+	}
+}
+
+type recordingWriter struct {
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes = append(w.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
