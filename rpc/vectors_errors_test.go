@@ -251,4 +251,3 @@ func expectDrop(t *testing.T, drops <-chan rpc.Drop, reason rpc.DropReason) {
 		t.Fatalf("no drop, want %v", reason)
 	}
 }
-
