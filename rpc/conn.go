@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/lines"
 )
 
 // Conn is one end of a JSON-RPC 2.0 connection over a byte stream: it reads
@@ -31,7 +33,7 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	pending pendingCalls
-	limiter requestLimiter
+	workers workers
 
 	// wmu serialises writes. wclosed is set by Close; no write starts
 	// after it (a write already in progress is not waited for, since a
@@ -55,7 +57,7 @@ type Conn struct {
 	endErr  error
 	done    chan struct{}
 
-	// running counts the read loop and the handler goroutines, for Wait.
+	// running counts the goroutines of the Conn (see work), for Wait.
 	running sync.WaitGroup
 }
 
@@ -82,7 +84,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.ctx = context.WithValue(c.ctx, connKey{}, c)
-	c.limiter.max = opts.maxConcurrentRequests()
+	c.workers.init(opts.maxConcurrentRequests())
 	c.pending.init()
 	if d, ok := r.(readDeadliner); ok {
 		c.deadline = d
@@ -106,8 +108,9 @@ func (c *Conn) Start() {
 		return
 	}
 	c.started, c.reading = true, true
+	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
 	c.running.Add(1)
-	go c.readLoop()
+	go c.work(job{reader: rd})
 }
 
 // Done returns a channel that is closed when the connection has ended: Close
@@ -154,7 +157,7 @@ func (c *Conn) Close() error {
 
 	c.end(ErrClosed)
 	c.cancel()
-	c.limiter.drop()
+	c.workers.drop()
 	c.wclosed.Store(true)
 	return nil
 }

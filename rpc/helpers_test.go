@@ -129,7 +129,7 @@ func rpcGoroutines() string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var leaked []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "linerpc/rpc.(*Conn).readLoop") || strings.Contains(g, "linerpc/rpc.(*Conn).serve") {
+		if strings.Contains(g, "linerpc/rpc.(*Conn).work") {
 			leaked = append(leaked, g)
 		}
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/linerpc/linerpc/internal/wire"
 )
 
-// reader is the state of the read loop; only the read loop touches it.
+// reader is the state of the read loop. Only the goroutine that leads the
+// loop touches it; it moves between goroutines with the lead (see lead).
 type reader struct {
 	lines   *lines.Reader
 	scanner wire.Scanner
@@ -23,30 +24,48 @@ type reader struct {
 	name    []byte // scratch for method names with escapes
 }
 
-// readLoop reads and dispatches frames until the input ends or Close.
-func (c *Conn) readLoop() {
-	defer c.running.Done()
-	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
-	var err error
+// lead runs the read loop on the calling goroutine until a request is to be
+// served on it, or reading has ended. A request that has a handler slot is
+// served where it was read when no further line is buffered: the lead then
+// passes to another goroutine, which goes on reading while this one runs
+// the handler, so that a request reaches its handler without a goroutine
+// switch. When more lines are buffered, the request goes to another
+// goroutine instead, and reading goes on here.
+//
+// It returns the task to serve, or nil when reading has ended for good.
+func (c *Conn) lead(rd *reader) task {
 	for {
-		ev, tail, rerr := rd.lines.Next()
+		ev, tail, err := rd.lines.Next()
 		if c.closed() {
-			break
+			c.endReading(nil)
+			return nil
 		}
-		if rerr != nil {
+		if err != nil {
 			if tail > 0 {
 				c.drop(Drop{Reason: DropUnterminated, Size: int64(tail)})
 			}
-			err = rerr
-			break
+			c.endReading(err)
+			return nil
 		}
 		if ev.Oversize {
 			c.drop(Drop{Reason: DropOversize, Size: ev.Size})
 			continue
 		}
-		c.dispatch(rd, ev.Line)
+		t := c.dispatch(rd, ev.Line)
+		if t == nil || !c.workers.acquire(t) {
+			continue
+		}
+		if rd.lines.HasLine() {
+			c.handOff(job{task: t})
+			continue
+		}
+		c.handOff(job{reader: rd})
+		return t
 	}
+}
 
+// endReading records the end of the input, or Close when err is nil.
+func (c *Conn) endReading(err error) {
 	c.rmu.Lock()
 	c.reading = false
 	if c.rclosed && c.deadline != nil {
@@ -64,10 +83,11 @@ func (c *Conn) readLoop() {
 }
 
 // dispatch classifies one line and acts on it, as WIRE.md §2.2 describes.
-func (c *Conn) dispatch(rd *reader, raw []byte) {
+// A request comes back as a task to run; everything else is done.
+func (c *Conn) dispatch(rd *reader, raw []byte) task {
 	line := lines.TrimSpace(raw)
 	if len(line) == 0 {
-		return // blank lines are keep-alive noise, not drops
+		return nil // blank lines are keep-alive noise, not drops
 	}
 	if !utf8.Valid(line) {
 		rd.fixed = lines.AppendValidUTF8(rd.fixed[:0], line)
@@ -77,20 +97,20 @@ func (c *Conn) dispatch(rd *reader, raw []byte) {
 	switch {
 	case err != nil:
 		c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
-		return
+		return nil
 	case top != wire.Object:
 		c.drop(Drop{Reason: DropNotObject, Line: line, Size: int64(len(raw))})
-		return
+		return nil
 	case depth > MaxDepth:
 		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
-		return
+		return nil
 	}
 	env := &rd.env
 	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
 	hasMethod := env.Method.Kind == wire.String
 	switch {
 	case hasID && hasMethod:
-		c.handleRequest(rd, env)
+		return c.handleRequest(rd, env)
 	case hasID:
 		c.handleResponse(env, line)
 	case hasMethod:
@@ -98,6 +118,7 @@ func (c *Conn) dispatch(rd *reader, raw []byte) {
 	default:
 		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: int64(len(raw))})
 	}
+	return nil
 }
 
 // methodName returns the method's name as bytes, without allocating unless
@@ -110,13 +131,12 @@ func (rd *reader) methodName(env *wire.Envelope) []byte {
 	return rd.name
 }
 
-func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) {
+func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) task {
 	name := rd.methodName(env)
 	view := c.reg.view()
 	if view != nil {
 		if e := view.methods[string(name)]; e != nil && e.request != nil {
-			e.request(c, env.ID.Raw, env.Params.Raw)
-			return
+			return e.request(c, env.ID.Raw, env.Params.Raw)
 		}
 		if view.unknown != nil {
 			t := &unknownTask{
@@ -127,11 +147,11 @@ func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) {
 			if env.Params.Raw != nil {
 				t.params = append(json.RawMessage(nil), env.Params.Raw...)
 			}
-			c.schedule(t)
-			return
+			return t
 		}
 	}
 	c.writeError(env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
+	return nil
 }
 
 func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte) {

@@ -28,7 +28,7 @@ type registryView struct {
 // on the read loop; params aliases the line, so they decode it before they
 // return.
 type entry struct {
-	request      func(c *Conn, id, params []byte)
+	request      func(c *Conn, id, params []byte) task // nil: already answered
 	notification func(c *Conn, params []byte) error
 }
 
@@ -85,19 +85,19 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{request: func(c *Conn, id, params []byte) {
+	reg.add(m.name, &entry{request: func(c *Conn, id, params []byte) task {
 		t := pool.Get().(*requestTask[P, R])
 		if !m.omitParams {
 			if err := decodeParams(params, &t.params); err != nil {
 				t.params = *new(P)
 				pool.Put(t)
 				c.writeError(id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
-				return
+				return nil
 			}
 		}
 		t.handler, t.method, t.pool = h, m.name, pool
 		t.id = append(t.id[:0], id...)
-		c.schedule(t)
+		return t
 	}})
 }
 

@@ -140,3 +140,15 @@ func (r *Reader) skipLine() (size int64, tail int, err error) {
 		}
 	}
 }
+
+// HasLine reports whether a complete line is already buffered, so that the
+// next call to Next returns without reading.
+func (r *Reader) HasLine() bool {
+	i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n')
+	if i < 0 {
+		r.scanned = r.end - r.start
+		return false
+	}
+	r.scanned += i // Next finds the LF without scanning these bytes again
+	return true
+}

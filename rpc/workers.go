@@ -1,0 +1,152 @@
+package rpc
+
+import "sync"
+
+// The goroutines of a Conn take turns at two jobs: leading the read loop,
+// and serving requests. One goroutine leads at a time; when it reads a
+// request and nothing else is buffered, it hands the lead to another
+// goroutine and serves the request itself, so that a request reaches its
+// handler on the goroutine that read it, with its stack already grown. A
+// goroutine with nothing to do waits, idle, for the next job, up to
+// maxIdle of them; the rest exit. All of them exit once the connection has
+// ended and their handlers have returned (see Conn.Wait).
+
+// maxIdle is how many goroutines a Conn keeps waiting for work.
+const maxIdle = 4
+
+// job is what a goroutine of the Conn is asked to do: lead the read loop
+// (reader set) or serve a request (task set).
+type job struct {
+	reader *reader
+	task   task
+}
+
+// task is a decoded request, waiting for or holding a handler slot.
+type task interface {
+	run(c *Conn)
+	discard() // releases a task that will never run
+}
+
+// workers bounds the number of requests served at once. Requests beyond
+// the bound queue in arrival order; a goroutine that finishes a request
+// takes the next queued one with the same slot.
+type workers struct {
+	jobs chan job // unbuffered: a send succeeds only into an idle goroutine
+
+	mu      sync.Mutex
+	max     int // handler slots
+	active  int // slots in use
+	queue   []task
+	head    int
+	idle    int
+	dropped bool // Close was called: queued and new requests are discarded
+}
+
+func (w *workers) init(max int) {
+	w.max = max
+	w.jobs = make(chan job)
+}
+
+// acquire takes a handler slot for t and reports true, or queues t (or
+// discards it after Close) and reports false.
+func (w *workers) acquire(t task) bool {
+	w.mu.Lock()
+	if w.dropped {
+		w.mu.Unlock()
+		t.discard()
+		return false
+	}
+	if w.active >= w.max {
+		w.queue = append(w.queue, t)
+		w.mu.Unlock()
+		return false
+	}
+	w.active++
+	w.mu.Unlock()
+	return true
+}
+
+// next returns the next queued task for a slot that just finished one, or
+// releases the slot and returns nil.
+func (w *workers) next() task {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.head == len(w.queue) || w.dropped {
+		w.active--
+		return nil
+	}
+	t := w.queue[w.head]
+	w.queue[w.head] = nil
+	w.head++
+	if w.head == len(w.queue) {
+		w.queue, w.head = w.queue[:0], 0
+	}
+	return t
+}
+
+// drop discards the queued tasks and every task queued later.
+func (w *workers) drop() {
+	w.mu.Lock()
+	queued := w.queue[w.head:]
+	w.queue, w.head, w.dropped = nil, 0, true
+	w.mu.Unlock()
+	for _, t := range queued {
+		t.discard()
+	}
+}
+
+// handOff gives j to an idle goroutine of the Conn, or to a new one.
+func (c *Conn) handOff(j job) {
+	select {
+	case c.workers.jobs <- j:
+	default:
+		c.running.Add(1) // the caller is a counted goroutine: see Wait
+		go c.work(j)
+	}
+}
+
+// work is the body of every goroutine of the Conn.
+func (c *Conn) work(j job) {
+	defer c.running.Done()
+	for {
+		t := j.task
+		if j.reader != nil {
+			if t = c.lead(j.reader); t == nil {
+				return // reading has ended
+			}
+		}
+		for t != nil {
+			t.run(c)
+			t = c.workers.next()
+		}
+		var ok bool
+		if j, ok = c.awaitJob(); !ok {
+			return
+		}
+	}
+}
+
+// awaitJob waits, idle, for the next job; it reports false when the
+// goroutine should exit instead: enough others are idle, or the connection
+// has ended, after which no job is handed off.
+func (c *Conn) awaitJob() (job, bool) {
+	w := &c.workers
+	w.mu.Lock()
+	if w.idle >= maxIdle {
+		w.mu.Unlock()
+		return job{}, false
+	}
+	w.idle++
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.idle--
+		w.mu.Unlock()
+	}()
+	select {
+	case j := <-w.jobs:
+		return j, true
+	case <-c.done:
+		return job{}, false
+	}
+}
