@@ -1,0 +1,324 @@
+package sdkproto
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+)
+
+// BlockKind names the variant of a ContentBlock, with the upstream
+// TypeScript type names.
+type BlockKind string
+
+// The variants of ContentBlock.
+const (
+	// KindText is a {"type":"text","text":…} block: visible text.
+	KindText BlockKind = "TextBlock"
+	// KindReasoning is a {"type":"reasoning","text":…} block: model thinking.
+	KindReasoning BlockKind = "ReasoningBlock"
+	// KindImage is a durable image reference {"type":"image","attachment":…}.
+	KindImage BlockKind = "ImageBlock"
+	// KindToolCall is a {"type":"tool-call","id","name","arguments"} block.
+	KindToolCall BlockKind = "ToolCallBlock"
+	// KindToolResult is a {"type":"tool-result","toolCallId","content","isError"?} block.
+	KindToolResult BlockKind = "ToolResultBlock"
+	// KindImageUpload is the prompt-side encoded image
+	// {"type":"image","data":…,"mimeType":…} (SdkEncodedImageBlock, newer
+	// revisions): an image block with a data member, whatever its value.
+	KindImageUpload BlockKind = "SdkEncodedImageBlock"
+	// KindUnknown is any other value: an unknown type, a block without a
+	// string type, or a value that is not an object. It is kept verbatim.
+	KindUnknown BlockKind = "Unknown"
+)
+
+// The type tags of the known content blocks.
+const (
+	BlockTypeText       = "text"
+	BlockTypeReasoning  = "reasoning"
+	BlockTypeImage      = "image"
+	BlockTypeToolCall   = "tool-call"
+	BlockTypeToolResult = "tool-result"
+)
+
+// ContentBlock is one element of message content (ContentBlock upstream)
+// or of prompt content (SdkPromptContentBlock, which adds the encoded image
+// upload). It is a single union type: Type selects which of the typed
+// fields are meaningful (see Kind).
+//
+// Nothing is lost: a block decoded from JSON keeps its bytes, and encoding
+// a block that was not modified returns them unchanged; after a
+// modification only the modified members are rewritten, and unknown
+// members keep their spelling and position. Any JSON value decodes (a
+// string, null or an object without type becomes KindUnknown), because
+// upstream queues such blocks verbatim. A member of the wrong JSON type
+// leaves its field at the zero value and stays in the kept bytes. A block
+// built in Go encodes compactly, members in the order upstream's
+// JSON.stringify writes them.
+type ContentBlock struct {
+	// Type is the type tag; "" when missing or not a string.
+	Type string
+	// Text is the text of text and reasoning blocks.
+	Text string
+	// Attachment is the durable reference of an image block.
+	Attachment *ImageAttachmentRef
+	// ID, Name and Arguments belong to tool-call blocks. Arguments is the
+	// raw JSON text the model produced (possibly invalid JSON), never an object.
+	ID, Name, Arguments string
+	// ToolCallID, Content and IsError belong to tool-result blocks; a nil
+	// IsError (member absent) means false.
+	ToolCallID string
+	Content    []ContentBlock
+	IsError    *bool
+	// Data (canonical standard base64) and MimeType belong to the encoded
+	// image upload.
+	Data, MimeType string
+
+	isObject bool // decoded from a JSON object (or built in Go)
+	hasData  bool // the decoded object had a data member
+	k        keep
+}
+
+// ImageAttachmentRef is the durable reference to a stored image
+// (packages/attachment/attachment/src/types.ts).
+type ImageAttachmentRef struct {
+	AttachmentID       string      // opaque; the local store uses sha256:<64 hex>
+	MediaType          string      // image/png, image/jpeg, image/webp or image/gif
+	Bytes              int64       // stored size
+	Width, Height      int64       // stored dimensions
+	Name               string      // optional; omitted when empty
+	OriginalDimensions *Dimensions // present only when the image was downscaled
+	k                  keep
+}
+
+// Dimensions is a {width, height} pair.
+type Dimensions struct {
+	Width, Height int64
+	k             keep
+}
+
+// TextBlock returns a text block.
+func TextBlock(text string) ContentBlock { return ContentBlock{Type: BlockTypeText, Text: text} }
+
+// ReasoningBlock returns a reasoning block.
+func ReasoningBlock(text string) ContentBlock {
+	return ContentBlock{Type: BlockTypeReasoning, Text: text}
+}
+
+// ImageBlock returns a durable image reference block.
+func ImageBlock(ref ImageAttachmentRef) ContentBlock {
+	return ContentBlock{Type: BlockTypeImage, Attachment: &ref}
+}
+
+// ImageUpload returns an encoded image block carrying data as canonical
+// standard base64 and the given mime type (e.g. "image/png").
+func ImageUpload(mimeType string, data []byte) ContentBlock {
+	return ContentBlock{Type: BlockTypeImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// ToolCallBlock returns a tool-call block; arguments is raw JSON text.
+func ToolCallBlock(id, name, arguments string) ContentBlock {
+	return ContentBlock{Type: BlockTypeToolCall, ID: id, Name: name, Arguments: arguments}
+}
+
+// ToolResultBlock returns a tool-result block; isError is written only when true.
+func ToolResultBlock(toolCallID string, content []ContentBlock, isError bool) ContentBlock {
+	b := ContentBlock{Type: BlockTypeToolResult, ToolCallID: toolCallID, Content: content}
+	if b.Content == nil {
+		b.Content = []ContentBlock{}
+	}
+	if isError {
+		b.IsError = &isError
+	}
+	return b
+}
+
+// Kind returns the block's variant, decided by Type alone (and, for
+// images, by the presence of a data member, as the runtime decides).
+func (b ContentBlock) Kind() BlockKind {
+	if b.k.raw != nil && !b.isObject {
+		return KindUnknown
+	}
+	switch b.Type {
+	case BlockTypeText:
+		return KindText
+	case BlockTypeReasoning:
+		return KindReasoning
+	case BlockTypeImage:
+		if b.IsUpload() {
+			return KindImageUpload
+		}
+		return KindImage
+	case BlockTypeToolCall:
+		return KindToolCall
+	case BlockTypeToolResult:
+		return KindToolResult
+	}
+	return KindUnknown
+}
+
+// IsUpload reports whether b is an encoded image upload: an image block
+// with a data member (decoded) or non-empty Data (built in Go).
+func (b ContentBlock) IsUpload() bool {
+	return b.Type == BlockTypeImage && (b.hasData || b.Data != "")
+}
+
+// IsObject reports whether b is a JSON object. Only decoding can produce a
+// block that is not one (e.g. from "hello" or null).
+func (b ContentBlock) IsObject() bool { return b.k.raw == nil || b.isObject }
+
+// Raw returns the JSON b was decoded from, or nil for a block built in Go.
+// The bytes are shared: do not modify them.
+func (b ContentBlock) Raw() json.RawMessage { return b.k.raw }
+
+// Member returns the raw JSON of the member key as decoded, or nil when
+// the member was absent or b was built in Go.
+func (b ContentBlock) Member(key string) json.RawMessage {
+	ms, _, _ := parseObject(b.k.raw)
+	return lookup(ms, key)
+}
+
+// Failed reports the tool-result flag: IsError when set, else false.
+func (b ContentBlock) Failed() bool { return b.IsError != nil && *b.IsError }
+
+func (b *ContentBlock) fields() []field {
+	fs := []field{reqString("type", &b.Type)}
+	present := func(t ...string) bool {
+		for _, x := range t {
+			if b.Type == x {
+				return true
+			}
+		}
+		return false
+	}
+	up := func() bool { return b.IsUpload() }
+	fs = append(fs,
+		field{"text", func(r json.RawMessage) { b.Text, _ = asString(r) }, func() (json.RawMessage, bool) {
+			return marshal(b.Text), present(BlockTypeText, BlockTypeReasoning) || b.Text != ""
+		}},
+		value("attachment", &b.Attachment, func() bool { return b.Attachment != nil }),
+		strWhen("id", &b.ID, func() bool { return present(BlockTypeToolCall) }),
+		strWhen("name", &b.Name, func() bool { return present(BlockTypeToolCall) }),
+		strWhen("arguments", &b.Arguments, func() bool { return present(BlockTypeToolCall) }),
+		strWhen("toolCallId", &b.ToolCallID, func() bool { return present(BlockTypeToolResult) }),
+		field{"content", func(r json.RawMessage) { b.Content, _ = decodeBlocks(r) }, func() (json.RawMessage, bool) {
+			if b.Content == nil && !present(BlockTypeToolResult) {
+				return nil, false
+			}
+			return encodeBlocks(b.Content), true
+		}},
+		optBoolPtr("isError", &b.IsError),
+		field{"data", func(r json.RawMessage) { b.hasData = true; b.Data, _ = asString(r) }, func() (json.RawMessage, bool) {
+			return marshal(b.Data), up()
+		}},
+		strWhen("mimeType", &b.MimeType, func() bool { return up() && (b.MimeType != "" || b.k.raw == nil) }),
+	)
+	return fs
+}
+
+// strWhen is a string member written when when() holds or it is non-empty.
+func strWhen(key string, p *string, when func() bool) field {
+	return field{key, func(r json.RawMessage) { *p, _ = asString(r) },
+		func() (json.RawMessage, bool) { return marshal(*p), when() || *p != "" }}
+}
+
+// UnmarshalJSON decodes any JSON value into b, keeping its bytes.
+func (b *ContentBlock) UnmarshalJSON(data []byte) error {
+	*b = ContentBlock{}
+	obj, err := decodeFields(&b.k, data, b.fields())
+	b.isObject = obj
+	return err
+}
+
+// MarshalJSON encodes b; see ContentBlock for what is preserved.
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	if b.k.raw != nil && !b.isObject {
+		return b.k.raw, nil
+	}
+	return encodeFields(b.k, b.fields())
+}
+
+func (r *ImageAttachmentRef) fields() []field {
+	return []field{
+		reqString("attachmentId", &r.AttachmentID),
+		reqString("mediaType", &r.MediaType),
+		reqInt("bytes", &r.Bytes),
+		reqInt("width", &r.Width),
+		reqInt("height", &r.Height),
+		optString("name", &r.Name),
+		value("originalDimensions", &r.OriginalDimensions, func() bool { return r.OriginalDimensions != nil }),
+	}
+}
+
+// UnmarshalJSON decodes an attachment reference, keeping its bytes.
+func (r *ImageAttachmentRef) UnmarshalJSON(data []byte) error {
+	*r = ImageAttachmentRef{}
+	return objectOnly(decodeFields(&r.k, data, r.fields()))
+}
+
+// MarshalJSON encodes r, preserving decoded bytes as ContentBlock does.
+func (r ImageAttachmentRef) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+
+func (d *Dimensions) fields() []field {
+	return []field{reqInt("width", &d.Width), reqInt("height", &d.Height)}
+}
+
+// UnmarshalJSON decodes a {width, height} object, keeping its bytes.
+func (d *Dimensions) UnmarshalJSON(data []byte) error {
+	*d = Dimensions{}
+	return objectOnly(decodeFields(&d.k, data, d.fields()))
+}
+
+// MarshalJSON encodes d, preserving decoded bytes.
+func (d Dimensions) MarshalJSON() ([]byte, error) { return encodeFields(d.k, d.fields()) }
+
+// objectOnly turns a decoded non-object into an error.
+func objectOnly(isObject bool, err error) error {
+	if err == nil && !isObject {
+		return errNotObject
+	}
+	return err
+}
+
+// decodeBlocks decodes a JSON array of blocks; ok is false (and blocks nil)
+// when r is not an array. An empty array gives a non-nil empty slice.
+func decodeBlocks(r json.RawMessage) (blocks []ContentBlock, ok bool) {
+	elems, ok := splitArray(r)
+	if !ok {
+		return nil, false
+	}
+	blocks = make([]ContentBlock, len(elems))
+	for i, e := range elems {
+		if blocks[i].UnmarshalJSON(e) != nil {
+			return nil, false
+		}
+	}
+	return blocks, true
+}
+
+func encodeBlocks(blocks []ContentBlock) json.RawMessage {
+	if blocks == nil {
+		blocks = []ContentBlock{}
+	}
+	return marshal(blocks)
+}
+
+// FinalText concatenates the text of the text blocks, without separators,
+// as run() computes finalResponse. A text member that is not a string is
+// rendered as JavaScript's Array.prototype.join would (5 gives "5", a
+// missing or null text gives "").
+func FinalText(blocks []ContentBlock) string {
+	var sb strings.Builder
+	for _, b := range blocks {
+		if b.Type != BlockTypeText || !b.IsObject() {
+			continue
+		}
+		if raw := b.Member("text"); raw != nil && kindOf(raw) != kindString {
+			if k := kindOf(raw); k != kindNull {
+				sb.WriteString(Interpolate(raw))
+			}
+			continue
+		}
+		sb.WriteString(b.Text)
+	}
+	return sb.String()
+}

@@ -1,0 +1,334 @@
+package sdkproto
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+)
+
+// EventType is the type of a session-log event; it discriminates Data.
+// The set is open: plugins add types, and unknown ones must be passed
+// through.
+type EventType string
+
+// The 48 known event types (packages/core/session/src/known-event-types.ts).
+const (
+	EventAgentInboxSpliced           EventType = "agent/inbox/spliced" // prompt receipt / inbox claim
+	EventTurnStart                   EventType = "turn/start"
+	EventStepStart                   EventType = "step/start"
+	EventStepEnd                     EventType = "step/end"
+	EventUserMessage                 EventType = "user/message" // surface event
+	EventAssistantChunk              EventType = "assistant/chunk"
+	EventAssistantMessage            EventType = "assistant/message" // surface event
+	EventToolCall                    EventType = "tool/call"
+	EventToolResult                  EventType = "tool/result" // surface event
+	EventTurnEnd                     EventType = "turn/end"
+	EventRequestHeader               EventType = "request/header"
+	EventRequestContext              EventType = "request/context"
+	EventTodoWrite                   EventType = "todo/write"
+	EventSessionEndSeed              EventType = "session/end-seed"
+	EventSessionTitle                EventType = "session/title"
+	EventSubagentDescriptor          EventType = "subagent/descriptor"
+	EventLLMRetry                    EventType = "llm/retry"
+	EventLLMRetryStarted             EventType = "llm/retry-started"
+	EventCompactionStart             EventType = "compaction/start"
+	EventCompactionSummary           EventType = "compaction/summary"
+	EventCompactionPrune             EventType = "compaction/prune"
+	EventCompactionEnd               EventType = "compaction/end"
+	EventApprovalAsked               EventType = "approval/asked"
+	EventApprovalDecided             EventType = "approval/decided"
+	EventApprovalPolicy              EventType = "approval/policy"
+	EventPermissionPreset            EventType = "permission/preset"
+	EventSandboxMode                 EventType = "sandbox/mode"
+	EventCommandRun                  EventType = "command/run"
+	EventCommandDone                 EventType = "command/done"
+	EventToolCodeDispatch            EventType = "tool/code-dispatch"
+	EventToolCodeDispatchStart       EventType = "tool/code-dispatch-start"
+	EventToolWorkflowRunStart        EventType = "tool-workflow/run-start"
+	EventToolWorkflowRunEnd          EventType = "tool-workflow/run-end"
+	EventToolWorkflowAgentStart      EventType = "tool-workflow/agent-start"
+	EventToolWorkflowAgentEnd        EventType = "tool-workflow/agent-end"
+	EventHookInvoked                 EventType = "hook/invoked"
+	EventHookResult                  EventType = "hook/result"
+	EventGoalChange                  EventType = "goal/change"
+	EventPlanMode                    EventType = "plan/mode"
+	EventScheduleChange              EventType = "schedule/change"
+	EventFeedbackRecord              EventType = "feedback/record"
+	EventAgentPresetSelected         EventType = "agent-preset/selected"
+	EventSessionTitleLLMRequest      EventType = "session/title-llm-request"
+	EventWebDeepseekSearchLLMRequest EventType = "web/deepseek-search-llm-request"
+	EventTeamMember                  EventType = "team/member"
+	EventTeamTask                    EventType = "team/task"
+	EventTeamMessageQueued           EventType = "team/message/queued"
+	EventTeamMessageDelivered        EventType = "team/message/delivered"
+)
+
+var knownEventTypes = []EventType{
+	EventAgentInboxSpliced, EventTurnStart, EventStepStart, EventStepEnd, EventUserMessage,
+	EventAssistantChunk, EventAssistantMessage, EventToolCall, EventToolResult, EventTurnEnd,
+	EventRequestHeader, EventRequestContext, EventTodoWrite, EventSessionEndSeed, EventSessionTitle,
+	EventSubagentDescriptor, EventLLMRetry, EventLLMRetryStarted, EventCompactionStart,
+	EventCompactionSummary, EventCompactionPrune, EventCompactionEnd, EventApprovalAsked,
+	EventApprovalDecided, EventApprovalPolicy, EventPermissionPreset, EventSandboxMode,
+	EventCommandRun, EventCommandDone, EventToolCodeDispatch, EventToolCodeDispatchStart,
+	EventToolWorkflowRunStart, EventToolWorkflowRunEnd, EventToolWorkflowAgentStart,
+	EventToolWorkflowAgentEnd, EventHookInvoked, EventHookResult, EventGoalChange, EventPlanMode,
+	EventScheduleChange, EventFeedbackRecord, EventAgentPresetSelected, EventSessionTitleLLMRequest,
+	EventWebDeepseekSearchLLMRequest, EventTeamMember, EventTeamTask, EventTeamMessageQueued,
+	EventTeamMessageDelivered,
+}
+
+// KnownEventTypes returns a new slice of the 48 known event types, in the
+// order WIRE.md §4.5 lists them.
+func KnownEventTypes() []EventType { return slices.Clone(knownEventTypes) }
+
+// IsKnown reports whether t is one of the 48 known event types.
+func (t EventType) IsKnown() bool { return slices.Contains(knownEventTypes, t) }
+
+// Event is the SessionEvent envelope, exactly as the session log persists
+// it. Decoding requires an object with a string type (the test upstream
+// run() applies); every other member is decoded leniently (a mistyped seq
+// leaves Seq zero, as upstream clients do not check it) and, like every
+// type of this package, the envelope keeps its bytes: encoding an
+// unmodified Event returns them, unknown members included.
+type Event struct {
+	Type EventType
+	Seq  int64 // contiguous per session, from 0
+	Time int64 // Unix epoch milliseconds
+	// Data is the type-specific payload, raw; the typed accessors
+	// (AssistantMessage, TurnEnd, ...) decode it. nil when absent.
+	Data json.RawMessage
+	// Ignorable marks a purely informational event; written only when true.
+	Ignorable bool
+	// SourceEventSeqs lists the seqs a surface event was built from; nil
+	// when absent (a non-nil empty slice encodes as []).
+	SourceEventSeqs []int64
+	// SurfaceOp is set on surface events (user/message, assistant/message,
+	// tool/result); nil when absent.
+	SurfaceOp *SurfaceOp
+	k         keep
+}
+
+// ErrNoEnvelope is returned when decoding an Event from a value that is
+// not an object with a string type.
+var ErrNoEnvelope = errors.New("sdkproto: not an event envelope (an object with a string type)")
+
+func (e *Event) fields() []field {
+	return []field{
+		reqString("type", (*string)(&e.Type)),
+		reqInt("seq", &e.Seq),
+		reqInt("time", &e.Time),
+		optRaw("data", &e.Data),
+		optBool("ignorable", &e.Ignorable),
+		field{"sourceEventSeqs", func(r json.RawMessage) {
+			var s []int64
+			if kindOf(r) == kindArray && json.Unmarshal(r, &s) == nil {
+				if s == nil {
+					s = []int64{}
+				}
+				e.SourceEventSeqs = s
+			}
+		}, func() (json.RawMessage, bool) { return marshal(e.SourceEventSeqs), e.SourceEventSeqs != nil }},
+		value("surfaceOp", &e.SurfaceOp, func() bool { return e.SurfaceOp != nil }),
+	}
+}
+
+// UnmarshalJSON decodes an envelope; it fails with ErrNoEnvelope when data
+// is not an object with a string type.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	ms, ok, err := parseObject(data)
+	if err != nil {
+		return err
+	}
+	if !ok || kindOf(lookup(ms, "type")) != kindString {
+		return ErrNoEnvelope
+	}
+	*e = Event{}
+	_, err = decodeFields(&e.k, data, e.fields())
+	return err
+}
+
+// MarshalJSON encodes e: type, seq, time, data, then ignorable,
+// sourceEventSeqs and surfaceOp when set; a decoded Event keeps its bytes.
+func (e Event) MarshalJSON() ([]byte, error) { return encodeFields(e.k, e.fields()) }
+
+// Member returns the raw JSON of the envelope member key as received.
+func (e Event) Member(key string) json.RawMessage { return memberOf(e.k, key) }
+
+// IsSurface reports whether the event carries a surfaceOp.
+func (e Event) IsSurface() bool { return e.SurfaceOp != nil || memberOf(e.k, "surfaceOp") != nil }
+
+// SurfaceOp says how a surface event changes the visible transcript:
+// "append", or {"op":"replace","start":S,"end":E} (compaction).
+type SurfaceOp struct {
+	Op         string // SurfaceAppend or SurfaceReplace (or an unknown op, kept)
+	Start, End int64  // the replaced seq range, for replace
+	strOp      string // the op as decoded from the string form
+	k          keep
+}
+
+// The operations of SurfaceOp.
+const (
+	SurfaceAppend  = "append"
+	SurfaceReplace = "replace"
+)
+
+// AppendOp returns the "append" surface operation.
+func AppendOp() *SurfaceOp { return &SurfaceOp{Op: SurfaceAppend} }
+
+// ReplaceOp returns the replace operation for the seq range start..end.
+func ReplaceOp(start, end int64) *SurfaceOp {
+	return &SurfaceOp{Op: SurfaceReplace, Start: start, End: end}
+}
+
+func (s *SurfaceOp) fields() []field {
+	return []field{reqString("op", &s.Op), reqInt("start", &s.Start), reqInt("end", &s.End)}
+}
+
+// UnmarshalJSON accepts the string form (Op = the string) and the object form.
+func (s *SurfaceOp) UnmarshalJSON(data []byte) error {
+	*s = SurfaceOp{}
+	if op, ok := asString(data); ok {
+		s.Op, s.strOp = op, op
+		s.k = keep{raw: append(json.RawMessage(nil), data...)}
+		return nil
+	}
+	return objectOnly(decodeFields(&s.k, data, s.fields()))
+}
+
+// MarshalJSON writes "append" as a string and other ops as objects; a
+// decoded value keeps its bytes (and its form while Op is unchanged).
+func (s SurfaceOp) MarshalJSON() ([]byte, error) {
+	if kindOf(s.k.raw) == kindString {
+		if s.Op == s.strOp {
+			return s.k.raw, nil
+		}
+		s.k = keep{}
+	}
+	if s.k.raw == nil && s.Op == SurfaceAppend {
+		return marshal(s.Op), nil
+	}
+	return encodeFields(s.k, s.fields())
+}
+
+// ProtocolError is a malformed-payload error with the exact text the
+// upstream SDK clients raise as SdkProtocolError.
+type ProtocolError struct{ Message string }
+
+// Error returns the message.
+func (e *ProtocolError) Error() string { return e.Message }
+
+// CheckEnvelope applies the TypeScript run() test to a root-session event:
+// the event member must be an object with a string type. It returns a
+// *ProtocolError "session.event carried no event envelope: <json>" (the
+// JSON is the member's compact text, "undefined" when it is missing).
+func (p SessionEventParams) CheckEnvelope() error {
+	raw := p.Member("event")
+	if p.k.raw == nil && raw == nil && p.Event.Type != "" {
+		return nil // built in Go
+	}
+	if kindOf(raw) == kindObject {
+		ms, _, _ := parseObject(raw)
+		if kindOf(lookup(ms, "type")) == kindString {
+			return nil
+		}
+	}
+	text := "undefined"
+	if raw != nil {
+		text = string(compact(raw))
+	}
+	return &ProtocolError{"session.event carried no event envelope: " + text}
+}
+
+// CheckRunEvent is everything run() checks on a root-session event after
+// the receipt: CheckEnvelope, then, for assistant/message,
+// Event.CheckAssistantContent.
+func (p SessionEventParams) CheckRunEvent() error {
+	if err := p.CheckEnvelope(); err != nil {
+		return err
+	}
+	if p.Event.Type == EventAssistantMessage {
+		return p.Event.CheckAssistantContent()
+	}
+	return nil
+}
+
+// CheckAssistantContent applies run()'s test to an assistant/message
+// event: data.message.content must be an array of objects each with a
+// string type. It returns a *ProtocolError
+// "assistant/message event carried malformed content: <event json>".
+// Events of other types pass.
+func (e Event) CheckAssistantContent() error {
+	if e.Type != EventAssistantMessage {
+		return nil
+	}
+	data, _, _ := parseObject(e.Data)
+	msg, _, _ := parseObject(lookup(data, "message"))
+	content, ok := splitArray(lookup(msg, "content"))
+	for _, b := range content {
+		bm, isObj, _ := parseObject(b)
+		if !isObj || kindOf(lookup(bm, "type")) != kindString {
+			ok = false
+		}
+	}
+	if ok {
+		return nil
+	}
+	text, _ := e.MarshalJSON()
+	return &ProtocolError{"assistant/message event carried malformed content: " + string(compact(text))}
+}
+
+// ReceiptFor reports whether e is the durable receipt of the prompt whose
+// session/prompt reply was messageID: an agent/inbox/spliced event whose
+// data.inserted array holds an object with that id. Malformed candidates
+// are simply not receipts.
+func (e Event) ReceiptFor(messageID string) bool {
+	return slices.Contains(e.ReceiptIDs(), messageID)
+}
+
+// ReceiptIDs returns the string ids of the messages an agent/inbox/spliced
+// event inserts (empty for a claim, a cancel or any other event).
+func (e Event) ReceiptIDs() []string {
+	if e.Type != EventAgentInboxSpliced {
+		return nil
+	}
+	data, _, _ := parseObject(e.Data)
+	inserted, _ := splitArray(lookup(data, "inserted"))
+	var ids []string
+	for _, m := range inserted {
+		ms, _, _ := parseObject(m)
+		if id, ok := asString(lookup(ms, "id")); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TurnEndReasonKind returns data.reason.kind of a turn/end event, the
+// Python RunResult.finish_reason. It fails with a *ProtocolError
+// "turn/end event requires a string data.reason.kind" when that is not a
+// string, and with ErrEventType for other events.
+func (e Event) TurnEndReasonKind() (TurnEndKind, error) {
+	if e.Type != EventTurnEnd {
+		return "", typeMismatch(e.Type, EventTurnEnd)
+	}
+	data, _, _ := parseObject(e.Data)
+	reason, _, _ := parseObject(lookup(data, "reason"))
+	kind, ok := asString(lookup(reason, "kind"))
+	if !ok {
+		return "", &ProtocolError{"turn/end event requires a string data.reason.kind"}
+	}
+	return TurnEndKind(kind), nil
+}
+
+// ChunkType returns data.chunk.type of an assistant/chunk event; ok is
+// false for other events or when it is not a string.
+func (e Event) ChunkType() (t ChunkType, ok bool) {
+	if e.Type != EventAssistantChunk {
+		return "", false
+	}
+	data, _, _ := parseObject(e.Data)
+	chunk, _, _ := parseObject(lookup(data, "chunk"))
+	s, ok := asString(lookup(chunk, "type"))
+	return ChunkType(s), ok
+}

@@ -1,0 +1,437 @@
+package sdkproto
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// ServerName and ServerVersion are the serverInfo the runtime reports in
+// every revision (ServerVersion is a wire constant, not a package version).
+const (
+	ServerName    = "deepseek-harness-sdk-runtime"
+	ServerVersion = "0.0.1"
+)
+
+// The request methods (client to server).
+var (
+	// Initialize sets the route (cwd, provider, model, caps) for sessions
+	// created afterwards; it is the runtime's readiness barrier.
+	Initialize = rpc.NewMethod[InitializeParams, InitializeResult]("initialize")
+	// SessionPrompt queues a user message on a session, creating the
+	// session on first use, and returns the queued message's id.
+	SessionPrompt = rpc.NewMethod[SessionPromptParams, SessionPromptResult]("session/prompt")
+	// Shutdown stops the runtime. It takes no params: calls omit the params
+	// member, as the Python client and the keyless smoke test do (the
+	// TypeScript client sends {}; the runtime ignores params either way).
+	Shutdown = rpc.NewMethod[rpc.NoParams, ShutdownResult]("shutdown")
+)
+
+// The notifications (server to client).
+var (
+	// SessionEvent carries one session-log event of any session in the runtime.
+	SessionEvent = rpc.NewNotification[SessionEventParams]("session.event")
+	// SessionStatus reports an agent entering running or idle.
+	SessionStatus = rpc.NewNotification[SessionStatusParams]("session.status")
+	// SubagentStarted reports a session created with a parent session.
+	SubagentStarted = rpc.NewNotification[SubagentStartedParams]("subagent.started")
+	// SubagentFinished reports the end of a local subagent run.
+	SubagentFinished = rpc.NewNotification[SubagentFinishedParams]("subagent.finished")
+)
+
+var errNotObject = errors.New("sdkproto: value is not a JSON object")
+
+// All payload types below decode leniently and losslessly: a member of the
+// wrong JSON type leaves its field at the zero value (it stays available
+// through Member and is re-encoded untouched), unknown members are kept,
+// and a decoded value that is encoded again without changes gives back its
+// original bytes. Params that are not an object decode as an empty object,
+// as the upstream transport normalises them. This lets a server answer
+// malformed params with upstream's messages (see Validate) rather than with
+// a decoding failure.
+
+// InitializeParams are the params of initialize.
+type InitializeParams struct {
+	Cwd      string // workspace directory; the runtime resolves it like path.resolve
+	Provider string // provider route, e.g. deepseek-official
+	Model    string // model id for that route, e.g. deepseek-v4-flash
+	// ReasoningEffort is the adapter-owned effort id (newer revisions);
+	// absent keeps the model's default. Set it with Effort.
+	ReasoningEffort OptionalString
+	// MaxTokens is the output-token cap; absent lets the provider default
+	// apply. Set it with Tokens.
+	MaxTokens OptionalInt
+	k         keep
+}
+
+func (p *InitializeParams) fields() []field {
+	return []field{
+		reqString("cwd", &p.Cwd),
+		reqString("provider", &p.Provider),
+		reqString("model", &p.Model),
+		value("reasoningEffort", &p.ReasoningEffort, func() bool { return p.ReasoningEffort.IsPresent() }),
+		value("maxTokens", &p.MaxTokens, func() bool { return p.MaxTokens.IsPresent() }),
+	}
+}
+
+// UnmarshalJSON decodes initialize params leniently (see the note above).
+func (p *InitializeParams) UnmarshalJSON(data []byte) error {
+	*p = InitializeParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p: cwd, provider, model, then reasoningEffort and
+// maxTokens when present.
+func (p InitializeParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received (nil when
+// absent or when p was built in Go), so that a server can render a
+// mistyped value in its messages (see Interpolate).
+func (p InitializeParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// OptionalInt is an optional JSON number that keeps its raw text, so that
+// absent, null, 1.0 and 9007199254740992 stay distinguishable. The zero
+// value is absent.
+type OptionalInt struct{ raw json.RawMessage }
+
+// Tokens returns the OptionalInt holding n.
+func Tokens(n int64) OptionalInt { return OptionalInt{marshal(n)} }
+
+// IsPresent reports whether the member was present (null counts as present).
+func (o OptionalInt) IsPresent() bool { return o.raw != nil }
+
+// Raw returns the member's raw JSON, nil when absent.
+func (o OptionalInt) Raw() json.RawMessage { return o.raw }
+
+// Int64 returns the value when it is a JSON number with an integral value
+// of magnitude at most 2^53-1 (JavaScript's Number.isSafeInteger), and
+// false otherwise (absent, null, a fraction, too large, or not a number).
+func (o OptionalInt) Int64() (int64, bool) { return safeInteger(o.raw) }
+
+// MarshalJSON returns the raw value (null when absent; containing types
+// omit an absent member).
+func (o OptionalInt) MarshalJSON() ([]byte, error) {
+	if o.raw == nil {
+		return []byte("null"), nil
+	}
+	return compact(o.raw), nil
+}
+
+// UnmarshalJSON keeps any JSON value as is.
+func (o *OptionalInt) UnmarshalJSON(data []byte) error {
+	if !json.Valid(data) {
+		return errors.New("sdkproto: invalid JSON")
+	}
+	o.raw = append(json.RawMessage(nil), data...)
+	return nil
+}
+
+// OptionalString is an optional JSON string that keeps its raw value, so
+// that absent, null, "" and a non-string stay distinguishable. The zero
+// value is absent.
+type OptionalString struct{ raw json.RawMessage }
+
+// Effort returns the OptionalString holding s.
+func Effort(s string) OptionalString { return OptionalString{marshal(s)} }
+
+// IsPresent reports whether the member was present (null counts as present).
+func (o OptionalString) IsPresent() bool { return o.raw != nil }
+
+// Raw returns the member's raw JSON, nil when absent.
+func (o OptionalString) Raw() json.RawMessage { return o.raw }
+
+// String returns the value when it is a JSON string.
+func (o OptionalString) String() (string, bool) { return asString(o.raw) }
+
+// MarshalJSON returns the raw value (null when absent).
+func (o OptionalString) MarshalJSON() ([]byte, error) {
+	if o.raw == nil {
+		return []byte("null"), nil
+	}
+	return compact(o.raw), nil
+}
+
+// UnmarshalJSON keeps any JSON value as is.
+func (o *OptionalString) UnmarshalJSON(data []byte) error {
+	if !json.Valid(data) {
+		return errors.New("sdkproto: invalid JSON")
+	}
+	o.raw = append(json.RawMessage(nil), data...)
+	return nil
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	ServerInfo ServerInfo
+	k          keep
+}
+
+// ServerInfo identifies the runtime.
+type ServerInfo struct {
+	Name, Version string
+	k             keep
+}
+
+// DefaultInitializeResult returns the result the runtime sends:
+// {"serverInfo":{"name":ServerName,"version":ServerVersion}}.
+func DefaultInitializeResult() InitializeResult {
+	return InitializeResult{ServerInfo: ServerInfo{Name: ServerName, Version: ServerVersion}}
+}
+
+func (r *InitializeResult) fields() []field {
+	return []field{value("serverInfo", &r.ServerInfo, func() bool { return true })}
+}
+
+func (s *ServerInfo) fields() []field {
+	return []field{reqString("name", &s.Name), reqString("version", &s.Version)}
+}
+
+// UnmarshalJSON decodes leniently; see Check.
+func (r *InitializeResult) UnmarshalJSON(data []byte) error {
+	*r = InitializeResult{}
+	return paramsObject(decodeFields(&r.k, data, r.fields()))
+}
+
+// MarshalJSON encodes r, preserving decoded bytes.
+func (r InitializeResult) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+
+// UnmarshalJSON decodes leniently.
+func (s *ServerInfo) UnmarshalJSON(data []byte) error {
+	*s = ServerInfo{}
+	return objectOnly(decodeFields(&s.k, data, s.fields()))
+}
+
+// MarshalJSON encodes s, preserving decoded bytes.
+func (s ServerInfo) MarshalJSON() ([]byte, error) { return encodeFields(s.k, s.fields()) }
+
+// Check applies the TypeScript client's test of an initialize result:
+// serverInfo.name and serverInfo.version must be strings. It returns a
+// *ProtocolError "initialize returned no server identity: <json>".
+func (r InitializeResult) Check() error {
+	info := memberOf(r.k, "serverInfo")
+	if r.k.raw == nil || (kindOf(memberOf(r.ServerInfo.k, "name")) == kindString &&
+		kindOf(memberOf(r.ServerInfo.k, "version")) == kindString && kindOf(info) == kindObject) {
+		return nil
+	}
+	return &ProtocolError{"initialize returned no server identity: " + string(compact(r.k.raw))}
+}
+
+// SessionPromptParams are the params of session/prompt.
+type SessionPromptParams struct {
+	SessionID string // client-chosen session id; unknown ids create a session
+	// ContentBlocks is the user message content, which may include encoded
+	// image uploads (newer). nil when the member is absent or not an array
+	// (see Validate).
+	ContentBlocks []ContentBlock
+	k             keep
+}
+
+func (p *SessionPromptParams) fields() []field {
+	return []field{
+		reqString("sessionId", &p.SessionID),
+		field{"contentBlocks", func(r json.RawMessage) { p.ContentBlocks, _ = decodeBlocks(r) },
+			func() (json.RawMessage, bool) { return encodeBlocks(p.ContentBlocks), true }},
+	}
+}
+
+// UnmarshalJSON decodes leniently (see the note above InitializeParams).
+func (p *SessionPromptParams) UnmarshalJSON(data []byte) error {
+	*p = SessionPromptParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p, preserving decoded bytes.
+func (p SessionPromptParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received.
+func (p SessionPromptParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// SessionPromptResult is the result of session/prompt: the id of the
+// queued user message (not of a reply or a turn).
+type SessionPromptResult struct {
+	MessageID string
+	k         keep
+}
+
+func (r *SessionPromptResult) fields() []field {
+	return []field{reqString("messageId", &r.MessageID)}
+}
+
+// UnmarshalJSON decodes leniently; see Check.
+func (r *SessionPromptResult) UnmarshalJSON(data []byte) error {
+	*r = SessionPromptResult{}
+	return paramsObject(decodeFields(&r.k, data, r.fields()))
+}
+
+// MarshalJSON encodes r, preserving decoded bytes.
+func (r SessionPromptResult) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+
+// Check applies the TypeScript client's test: messageId must be a string.
+// It returns a *ProtocolError "session/prompt returned no message id: <json>".
+func (r SessionPromptResult) Check() error {
+	if r.k.raw == nil || kindOf(memberOf(r.k, "messageId")) == kindString {
+		return nil
+	}
+	return &ProtocolError{"session/prompt returned no message id: " + string(compact(r.k.raw))}
+}
+
+// ShutdownResult is the result of shutdown; it encodes as {} and clients
+// ignore its content.
+type ShutdownResult struct{}
+
+// Status is the state an agent entered, in session.status.
+type Status string
+
+// The values of Status.
+const (
+	StatusRunning Status = "running"
+	StatusIdle    Status = "idle"
+)
+
+// RunStatus is the outcome of a subagent run (SdkRunStatus).
+type RunStatus string
+
+// The values of RunStatus.
+const (
+	RunOK    RunStatus = "ok"
+	RunError RunStatus = "error"
+)
+
+// StopReason is why a subagent run stopped (SubagentStopReason). Plugins
+// add values: treat it as an open set.
+type StopReason string
+
+// The known values of StopReason.
+const (
+	StopCompleted StopReason = "completed"
+	StopAborted   StopReason = "aborted"
+	StopError     StopReason = "error"
+	StopMaxTokens StopReason = "max-tokens"
+	StopRefusal   StopReason = "refusal"
+)
+
+// SessionEventParams are the params of session.event.
+type SessionEventParams struct {
+	SessionID string // the session the event belongs to (any session)
+	// Event is the session-log envelope. When the event member is missing
+	// or is not an object with a string type, Event is zero and
+	// CheckEnvelope reports it.
+	Event Event
+	k     keep
+}
+
+func (p *SessionEventParams) fields() []field {
+	return []field{
+		reqString("sessionId", &p.SessionID),
+		value("event", &p.Event, func() bool { return true }),
+	}
+}
+
+// UnmarshalJSON decodes leniently (see the note above InitializeParams).
+func (p *SessionEventParams) UnmarshalJSON(data []byte) error {
+	*p = SessionEventParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p, preserving decoded bytes.
+func (p SessionEventParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received.
+func (p SessionEventParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// SessionStatusParams are the params of session.status.
+type SessionStatusParams struct {
+	SessionID string
+	Status    Status
+	k         keep
+}
+
+func (p *SessionStatusParams) fields() []field {
+	return []field{reqString("sessionId", &p.SessionID), reqString("status", (*string)(&p.Status))}
+}
+
+// UnmarshalJSON decodes leniently.
+func (p *SessionStatusParams) UnmarshalJSON(data []byte) error {
+	*p = SessionStatusParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p, preserving decoded bytes.
+func (p SessionStatusParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received.
+func (p SessionStatusParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// SubagentStartedParams are the params of subagent.started.
+type SubagentStartedParams struct {
+	ParentSessionID, ChildSessionID string
+	k                               keep
+}
+
+func (p *SubagentStartedParams) fields() []field {
+	return []field{reqString("parentSessionId", &p.ParentSessionID), reqString("childSessionId", &p.ChildSessionID)}
+}
+
+// UnmarshalJSON decodes leniently.
+func (p *SubagentStartedParams) UnmarshalJSON(data []byte) error {
+	*p = SubagentStartedParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p, preserving decoded bytes.
+func (p SubagentStartedParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received.
+func (p SubagentStartedParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// SubagentFinishedParams are the params of subagent.finished.
+type SubagentFinishedParams struct {
+	Provider        string // subagent provider, e.g. spawn
+	AgentID         string // child agent id
+	ParentSessionID string
+	ChildSessionID  string
+	Status          RunStatus
+	StopReason      StopReason
+	// LastAssistantMessage is the child's selected output. nil means the
+	// member is absent (upstream omits it when there is none); a non-nil
+	// empty slice encodes as [].
+	LastAssistantMessage []ContentBlock
+	k                    keep
+}
+
+func (p *SubagentFinishedParams) fields() []field {
+	return []field{
+		reqString("provider", &p.Provider),
+		reqString("agentId", &p.AgentID),
+		reqString("parentSessionId", &p.ParentSessionID),
+		reqString("childSessionId", &p.ChildSessionID),
+		reqString("status", (*string)(&p.Status)),
+		reqString("stopReason", (*string)(&p.StopReason)),
+		field{"lastAssistantMessage", func(r json.RawMessage) { p.LastAssistantMessage, _ = decodeBlocks(r) },
+			func() (json.RawMessage, bool) {
+				return encodeBlocks(p.LastAssistantMessage), p.LastAssistantMessage != nil
+			}},
+	}
+}
+
+// UnmarshalJSON decodes leniently.
+func (p *SubagentFinishedParams) UnmarshalJSON(data []byte) error {
+	*p = SubagentFinishedParams{}
+	return paramsObject(decodeFields(&p.k, data, p.fields()))
+}
+
+// MarshalJSON encodes p, preserving decoded bytes.
+func (p SubagentFinishedParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+
+// Member returns the raw JSON of the member key as received.
+func (p SubagentFinishedParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
+
+// paramsObject treats a non-object as an empty object, as the upstream
+// transport normalises params.
+func paramsObject(isObject bool, err error) error { return err }
+
+func memberOf(k keep, key string) json.RawMessage {
+	ms, _, _ := parseObject(k.raw)
+	return lookup(ms, key)
+}
