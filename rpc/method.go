@@ -34,7 +34,7 @@ func (m Method[P, R]) Name() string { return m.name }
 // nothing. A result member that is absent leaves R at its zero value.
 func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 	var r R
-	err := c.call(ctx, m.name, m.omitParams, params, &r)
+	err := call(ctx, c, m.name, m.omitParams, params, &r)
 	return r, err
 }
 
@@ -58,7 +58,7 @@ func (n Notification[P]) Name() string { return n.name }
 // frame is written, with the write error if it failed, ErrClosed after
 // Close, or ctx.Err() without writing anything when ctx is already done.
 func (n Notification[P]) Notify(ctx context.Context, c *Conn, params P) error {
-	return c.notify(ctx, n.name, n.omitParams, params)
+	return notify(ctx, c, n.name, n.omitParams, params)
 }
 
 // NoParams is the params type of a method or notification that takes no

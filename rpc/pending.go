@@ -82,7 +82,7 @@ func (p *pendingCalls) failAll(err error) {
 
 // call sends a request and waits for its outcome; result points to the
 // value the result is decoded into.
-func (c *Conn) call(ctx context.Context, method string, omitParams bool, params, result any) error {
+func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (c *Conn) call(ctx context.Context, method string, omitParams bool, params,
 	f.request(id, method)
 	if !omitParams {
 		f.raw(`,"params":`)
-		if err := f.value(params); err != nil {
+		if err := appendValue(f, params); err != nil {
 			putFrame(f)
 			return c.abandon(id, pc, fmt.Errorf("rpc: encoding params of %q: %w", method, err))
 		}
@@ -141,14 +141,14 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if result == nil {
 		result = &discard{}
 	}
-	return c.call(ctx, method, params == nil, params, result)
+	return call(ctx, c, method, params == nil, params, result)
 }
 
 // Notify sends the notification method with params, for methods known only
 // at run time; prefer Notification.Notify. A nil params omits the params
 // member.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	return c.notify(ctx, method, params == nil, params)
+	return notify(ctx, c, method, params == nil, params)
 }
 
 // discard is a result type that accepts any JSON value.
@@ -156,7 +156,7 @@ type discard struct{}
 
 func (*discard) UnmarshalJSON([]byte) error { return nil }
 
-func (c *Conn) notify(ctx context.Context, method string, omitParams bool, params any) error {
+func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (c *Conn) notify(ctx context.Context, method string, omitParams bool, param
 	f.notification(method)
 	if !omitParams {
 		f.raw(`,"params":`)
-		if err := f.value(params); err != nil {
+		if err := appendValue(f, params); err != nil {
 			return fmt.Errorf("rpc: encoding params of %q: %w", method, err)
 		}
 	}

@@ -28,7 +28,7 @@ func (t *requestTask[P, R]) run(c *Conn) {
 	case err != nil:
 		c.writeError(t.id, wireError(err))
 	default:
-		c.writeResult(t.id, t.method, &r)
+		writeResult(c, t.id, t.method, r)
 	}
 	t.discard()
 }
@@ -72,7 +72,7 @@ func (t *unknownTask) run(c *Conn) {
 	case err != nil:
 		c.writeError(t.id, wireError(err))
 	default:
-		c.writeResult(t.id, t.method, r)
+		writeResult(c, t.id, t.method, r)
 	}
 }
 
@@ -87,14 +87,13 @@ func wireError(err error) *Error {
 	return &Error{Code: CodeInternalError, Message: err.Error()}
 }
 
-// writeResult answers the request id with result, which points to the
-// handler's result (or is the result, for HandleUnknown).
-func (c *Conn) writeResult(id []byte, method string, result any) {
+// writeResult answers the request id with the handler's result.
+func writeResult[R any](c *Conn, id []byte, method string, result R) {
 	f := getFrame()
 	defer putFrame(f)
 	f.response(id)
 	f.raw(`,"result":`)
-	if err := f.value(result); err != nil {
+	if err := appendValue(f, result); err != nil {
 		f.b = f.b[:0]
 		c.logError("encoding the result failed", method, err)
 		f.response(id)

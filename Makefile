@@ -1,0 +1,44 @@
+# linerpc: make test runs everything a change must pass.
+GO        ?= go
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+COUNT     ?= 10
+
+.PHONY: test check vet lint realruntime fuzz bench demo
+
+## test: format and vet checks, then every test with the race detector,
+## the wire vectors and the real-runtime tests included.
+test: vet realruntime
+	$(GO) test -race -count=1 ./...
+
+## vet: gofmt and go vet.
+vet:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './*/node_modules/*'))"; \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## lint: vet plus staticcheck (fetched through the Go module proxy).
+lint: vet
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+## realruntime: install the pinned real DSH runtime the sdkproto tests drive.
+realruntime:
+	./realruntime/install.sh
+
+## fuzz: run every native fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: the hot-path benchmarks, COUNT runs each, saved for benchstat.
+bench:
+	@mkdir -p bench/results
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./rpc | tee bench/results/rpc.txt
+
+## demo: two processes speaking typed JSON-RPC over a pipe.
+demo:
+	$(GO) run ./examples/calc
