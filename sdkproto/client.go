@@ -1,0 +1,314 @@
+package sdkproto
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// Defaults of ClientOptions, those of the TypeScript HarnessClient.
+const (
+	DefaultShutdownTimeout = 1 * time.Second // shutdownTimeoutMs
+	DefaultEOFGrace        = 6 * time.Second // disposeEofGraceMs
+	DefaultKillGrace       = 3 * time.Second // disposeGraceMs
+	DefaultStderrLines     = 400             // lines of stderr kept for diagnostics
+)
+
+// ClientOptions configure a Client. A nil *ClientOptions means all
+// defaults; a zero field means that field's default.
+type ClientOptions struct {
+	// RequestTimeout bounds each request (initialize, session/prompt,
+	// shutdown) with a *TimeoutError. Zero means no timeout, as upstream;
+	// a caller's context deadline applies either way.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds the shutdown request that Close sends.
+	ShutdownTimeout time.Duration
+	// EOFGrace is how long Close waits for the runtime to exit after
+	// closing its stdin, before SIGTERM.
+	EOFGrace time.Duration
+	// KillGrace is how long Close waits after SIGTERM, and again after
+	// SIGKILL.
+	KillGrace time.Duration
+	// StderrLines is how many of the runtime's last stderr lines are kept
+	// for error messages (Launch only).
+	StderrLines int
+	// MaxQueued bounds the notifications a subscription holds unread; one
+	// more fails the subscription with ErrSubscriptionOverflow. Zero means
+	// unbounded, as upstream. The read loop never waits for a subscriber.
+	MaxQueued int
+	// Logger receives the connection's diagnostics (dropped lines, write
+	// failures); nil logs nothing.
+	Logger *slog.Logger
+}
+
+func (o *ClientOptions) resolved() ClientOptions {
+	var r ClientOptions
+	if o != nil {
+		r = *o
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&r.ShutdownTimeout, DefaultShutdownTimeout)
+	def(&r.EOFGrace, DefaultEOFGrace)
+	def(&r.KillGrace, DefaultKillGrace)
+	if r.StderrLines <= 0 {
+		r.StderrLines = DefaultStderrLines
+	}
+	if r.RequestTimeout < 0 {
+		r.RequestTimeout = 0
+	}
+	return r
+}
+
+// Client drives a DeepSeek Harness runtime: it sends initialize,
+// session/prompt and shutdown, keeps the session lineage that
+// subagent.started reports, and fans the runtime's notifications out to
+// subscriptions (see Subscribe and Run). Create one with Launch (a child
+// process), NewClient (a pair of streams) or AttachConn. Its methods are
+// safe for concurrent use. Close must be called: once it returns, no
+// goroutine of the Client (nor of its connection and process handling) is
+// left running.
+type Client struct {
+	conn *rpc.Conn
+	opts ClientOptions
+	proc *process // nil unless made by Launch
+
+	// streams are closed by Close after the connection, in order; stdin is
+	// the writer whose closing is the "close stdin" step of the ladder.
+	stdin   io.Closer
+	streams []io.Closer
+
+	mu      sync.Mutex
+	lineage map[string]string // child session -> parent session
+	subs    []*Subscription   // copied on write: the read loop takes a snapshot
+	count   uint64            // notifications received
+	closing bool              // Close has begun: no new requests
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewClient returns a Client talking to a runtime that reads frames from w
+// and writes frames to r, and starts reading. The Client owns the pair:
+// Close closes w (the runtime sees its input end), then r, when they are
+// io.Closers. For the no-goroutine-left promise, r must be an io.Closer
+// whose Close interrupts a blocked Read (io.Pipe, os.Pipe, net.Conn do).
+func NewClient(r io.Reader, w io.Writer, opts *ClientOptions) *Client {
+	c := newClient(opts)
+	if wc, ok := w.(io.Closer); ok {
+		c.stdin = wc
+	}
+	if rc, ok := r.(io.Closer); ok {
+		c.streams = append(c.streams, rc)
+	}
+	c.conn = rpc.NewConn(r, w, &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger})
+	c.conn.Start()
+	return c
+}
+
+// AttachConn returns a Client using conn, a connection created with reg as
+// its Options.Handler, and starts conn. The Client installs its
+// notification intake as reg's handler of unknown notifications, so reg
+// must have none and no handler for the four notification methods (they
+// would hide those notifications from the Client); AttachConn fails when
+// reg already has an unknown-notification handler. Close closes conn but
+// not its streams.
+func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (c *Client, err error) {
+	c = newClient(opts)
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, errors.New("sdkproto: AttachConn: the registry already handles unknown notifications")
+		}
+	}()
+	c.registry(reg)
+	c.conn = conn
+	conn.Start()
+	return c, nil
+}
+
+func newClient(opts *ClientOptions) *Client {
+	return &Client{opts: opts.resolved(), lineage: map[string]string{}}
+}
+
+// registry installs the notification intake on reg (a new registry when
+// nil). Requests from the runtime get no handler, so they are answered
+// -32601 "method not found: <method>", as the TypeScript client does.
+func (c *Client) registry(reg *rpc.Registry) *rpc.Registry {
+	if reg == nil {
+		reg = rpc.NewRegistry()
+	}
+	reg.HandleUnknownNotification(c.intake)
+	return reg
+}
+
+// Initialize sends initialize and checks the result as the TypeScript
+// client does: serverInfo.name and serverInfo.version must be strings,
+// else a *ProtocolError "initialize returned no server identity: <json>"
+// ("undefined" when the result member is missing). The runtime answers
+// once it is ready, so this is also the readiness barrier.
+func (c *Client) Initialize(ctx context.Context, params InitializeParams) (InitializeResult, error) {
+	var raw json.RawMessage
+	var res InitializeResult
+	if err := c.call(ctx, Initialize.Name(), params, &raw); err != nil {
+		return res, err
+	}
+	if kindOf(raw) != kindObject {
+		return res, &ProtocolError{"initialize returned no server identity: " + rawText(raw)}
+	}
+	if err := res.UnmarshalJSON(raw); err != nil {
+		return res, &ProtocolError{"initialize returned no server identity: " + rawText(raw)}
+	}
+	return res, res.Check()
+}
+
+// Prompt sends session/prompt and returns the id of the queued user message
+// (not of a reply: see Run to wait for the turn). A result without a string
+// messageId is a *ProtocolError "session/prompt returned no message id:
+// <json>". Notifications the runtime writes before the result (the receipt
+// among them) reach only subscriptions that existed before the call.
+func (c *Client) Prompt(ctx context.Context, sessionID string, blocks ...ContentBlock) (string, error) {
+	if blocks == nil {
+		blocks = []ContentBlock{}
+	}
+	var raw json.RawMessage
+	params := SessionPromptParams{SessionID: sessionID, ContentBlocks: blocks}
+	if err := c.call(ctx, SessionPrompt.Name(), params, &raw); err != nil {
+		return "", err
+	}
+	var res SessionPromptResult
+	if kindOf(raw) != kindObject || res.UnmarshalJSON(raw) != nil || res.Check() != nil {
+		return "", &ProtocolError{"session/prompt returned no message id: " + rawText(raw)}
+	}
+	return res.MessageID, nil
+}
+
+// Shutdown sends shutdown (without params) and waits for its result; the
+// runtime then stops its sessions and exits. Close calls it for you.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.call(ctx, Shutdown.Name(), nil, nil)
+}
+
+// ParentOf returns the parent session of child as recorded from
+// subagent.started (the last edge wins), and whether there is one.
+func (c *Client) ParentOf(child string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.lineage[child]
+	return p, ok
+}
+
+// Done is closed when the connection to the runtime has ended (the runtime
+// closed its output or died, or Close was called).
+func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+
+// rawText renders a raw result for a protocol error: its compact JSON, or
+// "undefined" when the member was missing, as JSON.stringify shows them.
+func rawText(raw json.RawMessage) string {
+	if raw == nil {
+		return "undefined"
+	}
+	return string(compact(raw))
+}
+
+// errTimeout marks a context ended by the Client's own request timeout.
+var errTimeout = errors.New("sdkproto: request timeout")
+
+// call sends one request and classifies its failure into the Client's
+// error types. A nil result discards the result.
+func (c *Client) call(ctx context.Context, method string, params any, result *json.RawMessage) error {
+	return c.callTimeout(ctx, method, params, result, c.opts.RequestTimeout, false)
+}
+
+func (c *Client) callTimeout(ctx context.Context, method string, params any, result *json.RawMessage, timeout time.Duration, closing bool) error {
+	c.mu.Lock()
+	refused := c.closing && !closing
+	c.mu.Unlock()
+	if refused {
+		return c.transportErr(ErrClientClosed, false)
+	}
+	callCtx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
+		defer cancel()
+	}
+	var res any
+	if result != nil {
+		res = result
+	}
+	err := c.conn.Call(callCtx, method, params, res)
+	var rpcErr *rpc.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &rpcErr):
+		return responseError(method, rpcErr)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case callCtx.Err() != nil && context.Cause(callCtx) == errTimeout:
+		return &TimeoutError{Method: method, Timeout: timeout, StderrTail: c.stderrTail()}
+	case isTransportFailure(err) || c.conn.Err() != nil:
+		c.mu.Lock()
+		byClose := c.closing && !closing
+		c.mu.Unlock()
+		if byClose {
+			err = ErrClientClosed
+		}
+		return c.transportErr(err, true)
+	}
+	return err
+}
+
+// isTransportFailure reports errors that mean the runtime is unreachable.
+func isTransportFailure(err error) bool {
+	return errors.Is(err, rpc.ErrClosed) || errors.Is(err, rpc.ErrInputEnded) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
+// exitWait is how long a transport error waits for the process to be
+// reaped, so that it can report the exit status (the output usually ends
+// a moment before the exit is seen).
+const exitWait = 200 * time.Millisecond
+
+// transportErr builds a *TransportClosedError with what is known of the
+// process; wait lets it wait briefly for the exit status.
+func (c *Client) transportErr(cause error, wait bool) *TransportClosedError {
+	e := &TransportClosedError{Cause: cause}
+	if c.proc != nil {
+		if wait {
+			c.proc.waitExit(exitWait)
+		}
+		e.Exited, e.ExitCode, e.Signal = c.proc.status()
+		e.StderrTail = c.proc.tail.lines()
+	}
+	return e
+}
+
+func (c *Client) stderrTail() []string {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.tail.lines()
+}
+
+// CloseInput closes the runtime's input (its stdin for a launched
+// runtime) without sending shutdown; requests fail afterwards, while
+// notifications keep arriving. The real runtime keeps running queued work
+// after its input ends; Close then ends it with the rest of the ladder.
+func (c *Client) CloseInput() error {
+	if c.stdin == nil {
+		return errors.New("sdkproto: CloseInput: the Client does not own the runtime's input")
+	}
+	return c.stdin.Close()
+}

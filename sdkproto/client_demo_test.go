@@ -1,0 +1,112 @@
+package sdkproto_test
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// clDemo connects a Client to the Go demo runtime (ServeDemo) over pipes.
+func clDemo(t *testing.T) *sdkproto.Client {
+	t.Helper()
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- sdkproto.ServeDemo(context.Background(), c2sR, s2cW)
+		s2cW.Close()
+		c2sR.Close()
+	}()
+	c := sdkproto.NewClient(s2cR, c2sW, nil)
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("ServeDemo: %v", err)
+			}
+		case <-time.After(clWait):
+			t.Error("ServeDemo did not return")
+		}
+	})
+	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// End to end against the Go server of this package.
+func TestClientAgainstDemoRuntime(t *testing.T) {
+	t.Parallel()
+	c := clDemo(t)
+	for _, tc := range []struct {
+		prompt string
+		reason sdkproto.TurnEndKind
+	}{
+		{"hello demo", sdkproto.TurnCompleted},
+		{"/think about it", sdkproto.TurnCompleted},
+		{"/tool echo this", sdkproto.TurnCompleted},
+		{"/subagent ask the child", sdkproto.TurnCompleted},
+		{"/fail", sdkproto.TurnError},
+	} {
+		res, err := c.Run(clCtx(t), "demo-"+tc.prompt, sdkproto.TextBlock(tc.prompt))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.prompt, err)
+		}
+		if res.FinishReason != tc.reason || (tc.reason == sdkproto.TurnCompleted && res.FinalResponse == "") {
+			t.Errorf("%s: reason %q, final %q", tc.prompt, res.FinishReason, res.FinalResponse)
+		}
+		t.Logf("%s: %q (%d events, %d notifications)", tc.prompt, res.FinalResponse, len(res.Events), len(res.Notifications))
+	}
+}
+
+// No goroutine outlives a Client: after Close, the goroutine count is back
+// where it was (this test is not parallel, so nothing else runs).
+func TestClientNoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		c := clDemoLocal(t)
+		tree := c.SubscribeSessionTree("main")
+		if _, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("/tool echo hi")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tree.Close()
+		l := launchSh(t, `exec sleep 30`, &sdkproto.ClientOptions{ShutdownTimeout: 50 * time.Millisecond, EOFGrace: 50 * time.Millisecond})
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left (was %d):\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// clDemoLocal is clDemo with the server's end awaited by the caller's Close.
+func clDemoLocal(t *testing.T) *sdkproto.Client {
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	go func() {
+		_ = sdkproto.ServeDemo(context.Background(), c2sR, s2cW)
+		s2cW.Close()
+		c2sR.Close()
+	}()
+	c := sdkproto.NewClient(s2cR, c2sW, nil)
+	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,141 @@
+package sdkproto
+
+import (
+	"context"
+	"errors"
+	"iter"
+)
+
+// RunResult is what Run collected over one owned activity interval: from
+// the receipt of the prompt to the root session's next idle.
+type RunResult struct {
+	SessionID string
+	MessageID string // the id session/prompt returned
+	// FinalResponse is the text of the last assistant/message among
+	// Events ("" when that message has no text, even if an earlier one had).
+	// It may include output of other work queued on the session.
+	FinalResponse string
+	// Events are the root session's events, in order, from the receipt on.
+	Events []Event
+	// Notifications are all the notifications of the session tree
+	// collected, in order (root events, statuses, children's events,
+	// subagent.started/finished).
+	Notifications []Notification
+	// FinishReason is data.reason.kind of the last root turn/end (Python's
+	// finish_reason); "" when there was none or it was not a string (where
+	// Python raises, Run reports nothing, as TypeScript does).
+	FinishReason TurnEndKind
+}
+
+// Run prompts sessionID with blocks and waits for the interval the prompt
+// owns, as the TypeScript run() does (WIRE.md §6.3): it subscribes to the
+// session tree before sending session/prompt, skips everything before the
+// receipt (the root's agent/inbox/spliced inserting the returned message
+// id), collects the tree's notifications from the receipt on, and stops at
+// the root session's first idle after it. A root event after the receipt
+// must be an envelope (and an assistant/message must carry well-formed
+// content), else Run fails with the upstream *ProtocolError.
+//
+// Cancelling ctx stops waiting (the turn goes on in the runtime: there is
+// no cancel method).
+func (c *Client) Run(ctx context.Context, sessionID string, blocks ...ContentBlock) (*RunResult, error) {
+	return c.RunFunc(ctx, sessionID, nil, blocks...)
+}
+
+// RunFunc is Run, calling each (when not nil) with every collected
+// notification as it arrives, before the next is read: this is how a
+// caller renders a reply while it streams (see Notification.TextDelta).
+// An error from each stops the run and is returned.
+func (c *Client) RunFunc(ctx context.Context, sessionID string, each func(Notification) error, blocks ...ContentBlock) (*RunResult, error) {
+	sub := c.SubscribeSessionTree(sessionID)
+	defer sub.Close()
+	msgID, err := c.Prompt(ctx, sessionID, blocks...)
+	if err != nil {
+		return nil, err
+	}
+	res := &RunResult{SessionID: sessionID, MessageID: msgID}
+	receipt := false
+	var lastAssistant Event // the zero Event has no content
+	for {
+		n, err := sub.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var ev *SessionEventParams
+		if sid, _ := n.SessionID(); sid == sessionID && n.Method == SessionEvent.Name() {
+			p, _ := n.SessionEvent()
+			ev = &p
+		}
+		if !receipt {
+			// Before the receipt, anything (malformed events included)
+			// belongs to earlier work.
+			if ev == nil || ev.CheckEnvelope() != nil || !ev.Event.ReceiptFor(msgID) {
+				continue
+			}
+			receipt = true
+		}
+		if ev != nil {
+			if err := ev.CheckRunEvent(); err != nil {
+				return nil, err
+			}
+			res.Events = append(res.Events, ev.Event)
+			switch ev.Event.Type {
+			case EventAssistantMessage:
+				lastAssistant = ev.Event
+			case EventTurnEnd:
+				res.FinishReason, _ = ev.Event.TurnEndReasonKind()
+			}
+		}
+		res.Notifications = append(res.Notifications, n)
+		if each != nil {
+			if err := each(n); err != nil {
+				return nil, err
+			}
+		}
+		if isRootIdle(n, sessionID) {
+			break
+		}
+	}
+	res.FinalResponse = FinalText(assistantContent(lastAssistant))
+	return res, nil
+}
+
+// errStreamStopped ends a run whose Stream consumer stopped iterating.
+var errStreamStopped = errors.New("sdkproto: stream stopped")
+
+// Stream is Run as an iterator: it yields every collected notification as
+// it arrives, then ends; a failure is yielded last, with a zero
+// Notification. Breaking out of the loop stops waiting for the run (the
+// turn goes on in the runtime).
+func (c *Client) Stream(ctx context.Context, sessionID string, blocks ...ContentBlock) iter.Seq2[Notification, error] {
+	return func(yield func(Notification, error) bool) {
+		_, err := c.RunFunc(ctx, sessionID, func(n Notification) error {
+			if !yield(n, nil) {
+				return errStreamStopped
+			}
+			return nil
+		}, blocks...)
+		if err != nil && !errors.Is(err, errStreamStopped) {
+			yield(Notification{}, err)
+		}
+	}
+}
+
+// isRootIdle reports a session.status idle for the root session.
+func isRootIdle(n Notification, root string) bool {
+	if n.Method != SessionStatus.Name() {
+		return false
+	}
+	sid, _ := n.SessionID()
+	status, _ := n.str("status")
+	return sid == root && Status(status) == StatusIdle
+}
+
+// assistantContent returns data.message.content of an assistant/message
+// (already checked to be an array of typed objects).
+func assistantContent(e Event) []ContentBlock {
+	data, _, _ := parseObject(e.Data)
+	msg, _, _ := parseObject(lookup(data, "message"))
+	blocks, _ := decodeBlocks(lookup(msg, "content"))
+	return blocks
+}
