@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/lines"
@@ -35,11 +34,7 @@ type Conn struct {
 	pending pendingCalls
 	workers workers
 
-	// wmu serialises writes. wclosed is set by Close; no write starts
-	// after it (a write already in progress is not waited for, since a
-	// stalled peer could block it forever).
-	wmu     sync.Mutex
-	wclosed atomic.Bool
+	out writer
 
 	// rmu guards the state of the read loop, so that Close can interrupt a
 	// blocked read exactly while one is in progress.
@@ -86,6 +81,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	c.ctx = context.WithValue(c.ctx, connKey{}, c)
 	c.workers.init(opts.maxConcurrentRequests())
 	c.pending.init()
+	c.out.init(w)
 	if d, ok := r.(readDeadliner); ok {
 		c.deadline = d
 	}
@@ -158,7 +154,7 @@ func (c *Conn) Close() error {
 	c.end(ErrClosed)
 	c.cancel()
 	c.workers.drop()
-	c.wclosed.Store(true)
+	c.out.close()
 	return nil
 }
 
@@ -179,13 +175,5 @@ func (c *Conn) closed() bool {
 	return c.rclosed
 }
 
-// write writes one complete frame with a single Write.
-func (c *Conn) write(b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.wclosed.Load() {
-		return ErrClosed
-	}
-	_, err := c.w.Write(b)
-	return err
-}
+// write writes one complete frame (see writer).
+func (c *Conn) write(b []byte) error { return c.out.write(b) }

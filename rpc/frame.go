@@ -34,9 +34,11 @@ var encodeOptions = jsonv2.JoinOptions(
 	json.CallMethodsWithLegacySemantics(false),
 )
 
-// maxPooledFrame is the largest buffer returned to the pool; a larger one is
-// left to the garbage collector so that one huge frame does not pin memory.
-const maxPooledFrame = 64 << 10
+// maxPooledFrame is the largest buffer returned to the pool, so that a
+// stream of large frames reuses its buffers; a larger one is left to the
+// garbage collector, so that one huge frame does not pin memory. (The pool
+// itself lets go of what stays unused across garbage collections.)
+const maxPooledFrame = 4 << 20
 
 func getFrame() *frame {
 	f := framePool.Get().(*frame)

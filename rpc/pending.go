@@ -160,9 +160,6 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if c.wclosed.Load() {
-		return ErrClosed
-	}
 	f := getFrame()
 	defer putFrame(f)
 	f.notification(method)

@@ -22,7 +22,14 @@ type Reader struct {
 	start, end int // buf[start:end] holds bytes read but not yet returned
 	scanned    int // buf[start:start+scanned] is known to hold no LF
 	err        error
+	// keepLarge counts down the refills for which a buffer grown beyond
+	// MinBuffer is kept after its long line is gone: a stream of large
+	// frames keeps one buffer instead of growing a new one per frame.
+	keepLarge int
 }
+
+// keepLargeRefills is how many refills a grown buffer survives unused.
+const keepLargeRefills = 16
 
 // NewReader returns a Reader of lines no longer than max bytes (LF excluded).
 func NewReader(r io.Reader, max int) *Reader {
@@ -49,6 +56,9 @@ func (r *Reader) Next() (ev Event, tail int, err error) {
 		if i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n'); i >= 0 {
 			n := r.scanned + i
 			line := r.buf[r.start : r.start+n]
+			if n >= MinBuffer {
+				r.keepLarge = keepLargeRefills
+			}
 			r.start += n + 1
 			r.scanned = 0
 			return Event{Line: line, Size: int64(n)}, 0, nil
@@ -79,8 +89,10 @@ func (r *Reader) fill() error {
 	if r.start == r.end {
 		r.start, r.end = 0, 0
 		if len(r.buf) > MinBuffer {
-			// Do not keep a large buffer alive after the long line is gone.
-			r.buf = make([]byte, min(MinBuffer, r.max+1))
+			if r.keepLarge--; r.keepLarge <= 0 {
+				// Long lines stopped coming: do not keep the memory.
+				r.buf = make([]byte, min(MinBuffer, r.max+1))
+			}
 		}
 	}
 	if r.end == len(r.buf) {
@@ -88,7 +100,7 @@ func (r *Reader) fill() error {
 			r.end = copy(r.buf, r.buf[r.start:r.end])
 			r.start = 0
 		} else {
-			nb := make([]byte, min(2*len(r.buf), r.max+1))
+			nb := make([]byte, min(4*len(r.buf), r.max+1))
 			r.end = copy(nb, r.buf[r.start:r.end])
 			r.start = 0
 			r.buf = nb
@@ -152,3 +164,8 @@ func (r *Reader) HasLine() bool {
 	r.scanned += i // Next finds the LF without scanning these bytes again
 	return true
 }
+
+// BufferSize returns the size of the Reader's buffer, which never exceeds
+// max+1 bytes: what the Reader holds in memory is bounded by the maximum
+// line length, whatever the input.
+func (r *Reader) BufferSize() int { return len(r.buf) }

@@ -1,0 +1,129 @@
+package rpc
+
+import (
+	"io"
+	"sync"
+)
+
+// writer writes whole frames to the Conn's stream. When a Write is in
+// progress, frames from other goroutines queue up and go out together in
+// the next Write, so that under load many frames cost one system call; a
+// frame is never split across writes, and frames of one goroutine keep
+// their order. Without contention a frame is one Write.
+//
+// Errors are sticky, as with bufio.Writer: after a Write fails, no more
+// bytes are written, and every frame queued with or after the failed one
+// fails with the same error.
+type writer struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	flushed *sync.Cond // signalled when a batch has been written
+	writing bool       // a goroutine is writing; others queue into next
+	next    []byte     // frames waiting for the next Write
+	spare   []byte     // the buffer of the previous batch, for reuse
+	nextGen uint64     // generation of the frames in next
+	doneGen uint64     // last generation written (or failed)
+	closed  bool       // Close was called: nothing more is written
+	err     error      // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
+	errGen  uint64     // generation the sticky error arose with
+}
+
+// maxRetainedBatch bounds the queue buffer kept between bursts.
+const maxRetainedBatch = 1 << 20
+
+func (w *writer) init(out io.Writer) {
+	w.w = out
+	w.flushed = sync.NewCond(&w.mu)
+	w.nextGen = 1
+}
+
+// write writes frame, alone or with other queued frames, and returns once
+// it has been written.
+func (w *writer) write(frame []byte) error {
+	w.mu.Lock()
+	if err := w.refuse(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	if w.writing {
+		// Queue behind the Write in progress; its writer flushes us.
+		w.next = append(w.next, frame...)
+		gen := w.nextGen
+		for w.doneGen < gen {
+			w.flushed.Wait()
+		}
+		err := w.outcome(gen)
+		w.mu.Unlock()
+		return err
+	}
+	w.writing = true
+	gen := w.nextGen
+	w.nextGen++
+	w.mu.Unlock()
+
+	_, err := w.w.Write(frame)
+
+	w.mu.Lock()
+	w.finish(gen, err)
+	// Flush what queued up meanwhile, batch after batch.
+	for len(w.next) > 0 && w.err == nil && !w.closed {
+		batch, g := w.next, w.nextGen
+		w.next, w.spare = w.spare[:0], nil
+		w.nextGen++
+		w.mu.Unlock()
+		_, berr := w.w.Write(batch)
+		w.mu.Lock()
+		if cap(batch) <= maxRetainedBatch {
+			w.spare = batch
+		}
+		w.finish(g, berr)
+	}
+	if len(w.next) > 0 { // closed or failed: the frames still queued fail
+		w.next = w.next[:0]
+		g := w.nextGen
+		w.nextGen++
+		w.finish(g, w.refuse())
+	}
+	w.writing = false
+	err = w.outcome(gen)
+	w.mu.Unlock()
+	return err
+}
+
+// finish records that generation gen was written, with err, and wakes its
+// waiters. Called with mu held.
+func (w *writer) finish(gen uint64, err error) {
+	if err != nil && w.err == nil {
+		w.err, w.errGen = err, gen
+	}
+	w.doneGen = gen
+	w.flushed.Broadcast()
+}
+
+// outcome is the result of the frames of generation gen. Called with mu
+// held, after gen is done: the sticky error is theirs if it arose with
+// them or before.
+func (w *writer) outcome(gen uint64) error {
+	if w.err != nil && w.errGen <= gen {
+		return w.err
+	}
+	return nil
+}
+
+// refuse returns why no new frame may be written, if any. Called with mu
+// held.
+func (w *writer) refuse() error {
+	if w.closed {
+		return ErrClosed
+	}
+	return w.err
+}
+
+// close makes every later write fail with ErrClosed. A Write in progress is
+// not waited for: a stalled peer could block it forever.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+}
