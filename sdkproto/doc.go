@@ -1,0 +1,85 @@
+// Package sdkproto is the DeepSeek Harness (DSH) SDK protocol in Go: the
+// wire types of its three requests and four notifications, their rpc
+// descriptors and validation, a client that drives a runtime, and a server
+// side for programs that implement (or fake) one.
+//
+// # The protocol
+//
+// A client starts the runtime as a child process and speaks JSON-RPC 2.0
+// on its stdin and stdout, one frame per line (package rpc). The client
+// sends initialize, session/prompt and shutdown (the descriptors
+// Initialize, SessionPrompt and Shutdown); the runtime streams
+// session.event, session.status, subagent.started and subagent.finished
+// (SessionEvent, SessionStatus, SubagentStarted, SubagentFinished).
+//
+// # Drive a runtime
+//
+//	c, err := sdkproto.Launch(exec.Command("dsh", "--profile", "sdk"), nil)
+//	if err != nil { ... }
+//	defer c.Close() // shutdown, then the teardown ladder: stdin, SIGTERM, SIGKILL
+//
+//	_, err = c.Initialize(ctx, sdkproto.InitializeParams{
+//		Cwd: dir, Provider: "deepseek-official", Model: "deepseek-v4-flash",
+//		MaxTokens: sdkproto.Tokens(4096),
+//	})
+//	res, err := c.Run(ctx, "main", sdkproto.TextBlock("say hi"))
+//	fmt.Println(res.FinalResponse)
+//
+// Run does what the TypeScript client's run() does: it subscribes to the
+// session tree before prompting, waits for the receipt of the prompt,
+// collects the root session's events and the whole tree's notifications in
+// order, and stops at the root session's idle status. Stream and RunFunc
+// hand each notification over as it arrives, for rendering text deltas
+// (Notification.TextDelta). Subscribe and SubscribeSessionTree observe
+// notifications without Run; NewClient and AttachConn drive a runtime over
+// any stream or an existing rpc.Conn.
+//
+// Errors are typed: *ResponseError (the runtime answered with an error
+// object), *TimeoutError (ClientOptions.RequestTimeout), *ProtocolError (a
+// malformed result or event, with the TypeScript client's texts) and
+// *TransportClosedError (the runtime went away, with its exit status and
+// the last lines of its stderr).
+//
+// # Wire types
+//
+// Every payload has a Go type with the exact JSON names. ContentBlock is one
+// union of the five block kinds and the prompt-side image upload; Event is
+// the session-log envelope, with typed accessors for the event types a
+// client reads (AssistantMessage, AssistantChunk, TurnEnd, ToolCall, ...).
+// Nothing is lost: decoding keeps the raw JSON, so unknown block types,
+// unknown event types and unknown members survive a decode and encode byte
+// for byte, and a program can forward what it does not understand.
+// OptionalInt and OptionalString tell an absent member from null.
+//
+// Validation reproduces the runtime's checks and messages:
+// InitializeParams.Validate (reasoningEffort, then maxTokens as a
+// JavaScript safe integer), ValidatePromptBlocks (image uploads: canonical
+// base64, accepted media types).
+//
+// # Implement a runtime
+//
+// A Runtime has one method per request. NewServer wraps it with what every
+// deployment shares: the newer handshake rules (a prompt before a
+// successful initialize is refused with "SDK server is not initialized", a
+// failed initialize changes nothing, prompts are refused once shutdown
+// began), the generic validation and its exact texts, image admission, the
+// runtime's answer to unknown methods, and shutdown. An Emitter writes the
+// four notifications from any goroutine, in call order, giving each
+// session's events contiguous seq numbers.
+//
+//	srv := sdkproto.NewServer(myRuntime, nil)
+//	err := srv.Serve(ctx, os.Stdin, os.Stdout)
+//
+// NewDemoRuntime is a scripted runtime (no model, no network) that answers
+// each prompt with the full event sequence of a real turn; ServeDemo serves
+// it on a stream. Prompts starting with /think, /tool, /subagent, /fail and
+// /slow exercise reasoning, tool calls, a child session, a failed turn and
+// a slow stream.
+//
+// # Revisions
+//
+// The package follows the newer upstream revision of the protocol (initialize
+// takes reasoningEffort, prompts may carry encoded images, prompts wait for a
+// successful initialize). The client copes with runtimes of the older
+// revision as well, which accept prompts before initialize.
+package sdkproto
