@@ -21,15 +21,7 @@ type requestTask[P, R any] struct {
 }
 
 func (t *requestTask[P, R]) run(c *Conn) {
-	r, err, panicked := callHandler(c, t.method, t.handler, t.params)
-	switch {
-	case panicked:
-		c.writeError(t.id, panicError)
-	case err != nil:
-		c.writeError(t.id, wireError(err))
-	default:
-		writeResult(c, t.id, t.method, r)
-	}
+	serveRequest(c, t.id, t.method, t.handler, t.params)
 	t.discard()
 }
 
@@ -37,6 +29,20 @@ func (t *requestTask[P, R]) discard() {
 	t.params = *new(P)
 	t.handler = nil
 	t.pool.Put(t)
+}
+
+// serveRequest runs a request handler and answers the request id with its
+// result, its error, or CodeInternalError when it panicked.
+func serveRequest[P, R any](c *Conn, id []byte, method string, h func(context.Context, P) (R, error), p P) {
+	r, err, panicked := callHandler(c, method, h, p)
+	switch {
+	case panicked:
+		c.writeError(id, panicError)
+	case err != nil:
+		c.writeError(id, wireError(err))
+	default:
+		writeResult(c, id, method, r)
+	}
 }
 
 // callHandler runs a handler, containing a panic.
@@ -65,15 +71,7 @@ type unknownTask struct {
 
 func (t *unknownTask) run(c *Conn) {
 	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	r, err, panicked := callHandler(c, t.method, h, t.params)
-	switch {
-	case panicked:
-		c.writeError(t.id, panicError)
-	case err != nil:
-		c.writeError(t.id, wireError(err))
-	default:
-		writeResult(c, t.id, t.method, r)
-	}
+	serveRequest(c, t.id, t.method, h, t.params)
 }
 
 func (t *unknownTask) discard() {}
