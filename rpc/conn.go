@@ -158,6 +158,25 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Shutdown ends the connection gracefully, as http.Server.Shutdown does: the
+// requests read from now on are dropped unanswered, the requests already
+// read (running or waiting for a handler slot) are served and answered,
+// and then the connection is closed as by Close. If ctx ends first,
+// Shutdown closes the connection at once and returns ctx.Err(). A program
+// that serves a peer until a "shutdown" request calls it after that
+// request's handler returned, to let its response reach the peer. It must
+// not be called from a handler of the connection, which it would wait for.
+func (c *Conn) Shutdown(ctx context.Context) error {
+	var err error
+	select {
+	case <-c.workers.drain():
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.Close()
+	return err
+}
+
 // end records why the connection ended and fails the pending calls; only
 // its first call has an effect.
 func (c *Conn) end(err error) {

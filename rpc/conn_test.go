@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -167,5 +168,58 @@ func TestConnFromContext(t *testing.T) {
 	}
 	if c := within(t, got); c != b {
 		t.Fatal("ConnFromContext is not the receiving Conn")
+	}
+}
+
+// Shutdown serves what was read before it, refuses what comes after, and
+// closes once the answers are written.
+func TestShutdownAnswersWhatWasRead(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan string, 1000)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		entered <- p.Text
+		<-release
+		return echoResult{Echo: p.Text}, nil
+	})
+	read := make(chan struct{}, 1)
+	rpc.HandleNotification(reg, tick, func(context.Context, rpc.NoParams) { read <- struct{}{} })
+	drops := make(chan rpc.Drop, 4)
+	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1, OnDrop: func(d rpc.Drop) { drops <- d }})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"running"}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"queued"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"tick"}`) // lines are handled in order: once it is, both requests were read
+	within(t, read)
+	if s := within(t, entered); s != "running" {
+		t.Fatalf("entered %q", s)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- p.conn.Shutdown(context.Background()) }()
+	// A request read after Shutdown began is dropped, not served; one read
+	// before is queued and served. Send until the drop shows Shutdown began.
+	late := 0
+	for begun := false; !begun; {
+		late++
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"late"}}`, 100+late))
+		select {
+		case d := <-drops:
+			if d.Reason != rpc.DropShutdown {
+				t.Fatalf("dropped as %v", d.Reason)
+			}
+			begun = true
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(release)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"running"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"queued"}}`)
+	for i := 1; i < late; i++ { // the late ones queued before Shutdown began
+		p.expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"late"}}`, 100+i))
+	}
+	if err := within(t, shut); err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if !errors.Is(p.conn.Err(), rpc.ErrClosed) {
+		t.Fatalf("Err = %v", p.conn.Err())
 	}
 }

@@ -121,6 +121,8 @@ const (
 	// DropInvalidParams: a notification whose params do not decode into the
 	// handler's type.
 	DropInvalidParams
+	// DropShutdown: a request read after Shutdown began; it is not served.
+	DropShutdown
 )
 
 var dropReasonNames = [...]string{
@@ -133,6 +135,7 @@ var dropReasonNames = [...]string{
 	DropUnmatchedResponse:     "response to no pending call",
 	DropUnhandledNotification: "notification without a handler",
 	DropInvalidParams:         "notification params do not decode",
+	DropShutdown:              "request after shutdown began",
 }
 
 // String describes the reason in a few words.

@@ -52,7 +52,14 @@ func (c *Conn) lead(rd *reader) task {
 			continue
 		}
 		t := c.dispatch(rd, ev.Line)
-		if t == nil || !c.workers.acquire(t) {
+		if t == nil {
+			continue
+		}
+		switch c.workers.acquire(t) {
+		case queued:
+			continue
+		case refused:
+			c.drop(Drop{Reason: DropShutdown, Line: ev.Line, Size: ev.Size})
 			continue
 		}
 		if rd.lines.HasLine() {

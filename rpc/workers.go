@@ -40,6 +40,10 @@ type workers struct {
 	head    int
 	idle    int
 	dropped bool // Close was called: queued and new requests are discarded
+	// draining is set by Shutdown: requests read from then on are not
+	// served; drained is closed when the last slot is released.
+	draining bool
+	drained  chan struct{}
 }
 
 func (w *workers) init(max int) {
@@ -47,23 +51,32 @@ func (w *workers) init(max int) {
 	w.jobs = make(chan job)
 }
 
-// acquire takes a handler slot for t and reports true, or queues t (or
-// discards it after Close) and reports false.
-func (w *workers) acquire(t task) bool {
+// admission is what acquire did with a task.
+type admission uint8
+
+const (
+	admitted admission = iota // it holds a handler slot: run it
+	queued                    // it waits for a slot
+	refused                   // discarded: Close or Shutdown came first
+)
+
+// acquire takes a handler slot for t, or queues t, or discards it after
+// Close or Shutdown.
+func (w *workers) acquire(t task) admission {
 	w.mu.Lock()
-	if w.dropped {
+	if w.dropped || w.draining {
 		w.mu.Unlock()
 		t.discard()
-		return false
+		return refused
 	}
 	if w.active >= w.max {
 		w.queue = append(w.queue, t)
 		w.mu.Unlock()
-		return false
+		return queued
 	}
 	w.active++
 	w.mu.Unlock()
-	return true
+	return admitted
 }
 
 // next returns the next queued task for a slot that just finished one, or
@@ -73,6 +86,10 @@ func (w *workers) next() task {
 	defer w.mu.Unlock()
 	if w.head == len(w.queue) || w.dropped {
 		w.active--
+		if w.active == 0 && w.drained != nil {
+			close(w.drained)
+			w.drained = nil
+		}
 		return nil
 	}
 	t := w.queue[w.head]
@@ -82,6 +99,23 @@ func (w *workers) next() task {
 		w.queue, w.head = w.queue[:0], 0
 	}
 	return t
+}
+
+// drain stops taking new requests and returns a channel closed once the
+// requests already taken (running or queued) are done.
+func (w *workers) drain() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.draining = true
+	if w.active == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	if w.drained == nil {
+		w.drained = make(chan struct{})
+	}
+	return w.drained
 }
 
 // drop discards the queued tasks and every task queued later.

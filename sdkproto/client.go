@@ -290,7 +290,7 @@ func (c *Client) transportErr(cause error, wait bool) *TransportClosedError {
 			c.proc.waitExit(exitWait)
 		}
 		e.Exited, e.ExitCode, e.Signal = c.proc.status()
-		e.StderrTail = c.proc.tail.lines()
+		e.StderrTail = c.proc.stderrTail()
 	}
 	return e
 }
@@ -299,7 +299,7 @@ func (c *Client) stderrTail() []string {
 	if c.proc == nil {
 		return nil
 	}
-	return c.proc.tail.lines()
+	return c.proc.stderrTail()
 }
 
 // CloseInput closes the runtime's input (its stdin for a launched

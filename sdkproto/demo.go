@@ -418,3 +418,37 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
+
+// tracker counts running goroutines so that Shutdown can wait for the last
+// one (a WaitGroup would forbid adding while waiting).
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	idle *sync.Cond
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	t.n--
+	if t.n == 0 && t.idle != nil {
+		t.idle.Broadcast()
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracker) wait() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.idle == nil {
+		t.idle = sync.NewCond(&t.mu)
+	}
+	for t.n > 0 {
+		t.idle.Wait()
+	}
+}

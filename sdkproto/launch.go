@@ -49,7 +49,7 @@ func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	}
 	closeFiles(stdinR, stdoutW, stderrW) // the child holds its own copies
 
-	p := &process{cmd: cmd, tail: newTail(c.opts.StderrLines), exited: make(chan struct{}), stderr: stderrR}
+	p := &process{cmd: cmd, tail: newTail(c.opts.StderrLines), exited: make(chan struct{}), stderrDone: make(chan struct{}), stderr: stderrR}
 	p.wg.Add(2)
 	go p.readStderr(copyTo)
 	go p.wait()
@@ -75,8 +75,9 @@ type process struct {
 	tail   *tail
 	stderr *os.File // the read end of the child's stderr
 
-	exited chan struct{} // closed once the child is reaped
-	state  *os.ProcessState
+	exited     chan struct{} // closed once the child is reaped
+	stderrDone chan struct{} // closed once the stderr reader has ended
+	state      *os.ProcessState
 	wg     sync.WaitGroup // the stderr reader and the waiter
 }
 
@@ -148,6 +149,7 @@ func (p *process) stop(stdin io.Closer, eofGrace, grace time.Duration) error {
 // It ends at EOF, or when release closes the pipe under it.
 func (p *process) readStderr(copyTo io.Writer) {
 	defer p.wg.Done()
+	defer close(p.stderrDone)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := p.stderr.Read(buf)
@@ -167,6 +169,20 @@ func (p *process) readStderr(copyTo io.Writer) {
 // stderrDrain is how long release lets the stderr reader reach EOF on its
 // own after the child exited, so that the last lines are kept.
 const stderrDrain = 500 * time.Millisecond
+
+// stderrTail returns the last lines of the child's stderr. Once the child
+// has exited, it first lets the reader take in what is still in the pipe
+// (for at most stderrDrain), so that the lines written just before the
+// exit, usually the ones that say why, are not missing.
+func (p *process) stderrTail() []string {
+	if p.waitExit(0) {
+		select {
+		case <-p.stderrDone:
+		case <-time.After(stderrDrain):
+		}
+	}
+	return p.tail.lines()
+}
 
 // release waits for the goroutines of the process, once the child is
 // reaped. A grandchild may hold the stderr pipe open forever, so after

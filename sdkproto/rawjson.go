@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 )
 
 // This file holds the machinery that keeps decoded values lossless: every
@@ -93,6 +94,7 @@ func decodeFields(k *keep, data []byte, fields []field) (isObject bool, err erro
 			return false, errors.New("sdkproto: invalid JSON")
 		}
 		*k = keep{raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}
+		k.then = encodeMembers(fields) // the fields of an empty object, for encodeFields
 		return false, nil
 	}
 	for _, m := range ms {
@@ -126,10 +128,16 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 	if k.raw == nil {
 		return buildObject(now), nil
 	}
-	if sameMembers(k.then, now) {
-		return k.raw, nil
+	raw := k.raw
+	if kindOf(raw) != kindObject {
+		// A non-object decoded as params stands for an empty object: it
+		// encodes as one, so that it decodes back to the same value.
+		raw = json.RawMessage("{}")
 	}
-	ms, ok, err := parseObject(k.raw)
+	if sameMembers(k.then, now) {
+		return raw, nil
+	}
+	ms, ok, err := parseObject(raw)
 	if err != nil || !ok {
 		return buildObject(now), nil
 	}
@@ -303,13 +311,16 @@ func asInt(r json.RawMessage) (int64, bool) {
 	if kindOf(r) != kindNumber {
 		return 0, false
 	}
-	var f float64
-	if json.Unmarshal(r, &f) != nil || f != float64(int64(f)) {
-		return 0, false
-	}
 	var n int64
 	if json.Unmarshal(r, &n) == nil {
-		return n, true
+		return n, true // integer text, exact up to the bounds of int64
+	}
+	// An integral value with a fraction or an exponent (1.0, 2e3). The
+	// bounds are checked before converting: float64(int64(f)) is not a
+	// range check, as a conversion out of range is implementation-defined.
+	var f float64
+	if json.Unmarshal(r, &f) != nil || f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
+		return 0, false
 	}
 	return int64(f), true
 }

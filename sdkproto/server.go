@@ -1,7 +1,6 @@
 package sdkproto
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,28 +138,16 @@ type Server struct {
 	closing  atomic.Bool // shutdown began
 	shutOnce sync.Once
 	shutErr  error
-	tornDown atomic.Bool // the runtime shut down without error
 
-	// done is closed once a successful shutdown's reply is written (under
-	// Serve) or about to be (under Register).
-	done      chan struct{}
-	doneOnce  sync.Once
-	watchDone atomic.Bool // Serve watches its writer for the reply
-
-	handlers tracker
-
-	// owed counts successful shutdown replies not yet written, so that
-	// Serve closes the connection only after every one of them.
-	replyMu sync.Mutex
-	owed    int
-	written *sync.Cond
+	// done is closed once a shutdown request has succeeded.
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
 // NewServer returns a Server for rt. Register it on a registry, or call
 // Serve.
 func NewServer(rt Runtime, opts *ServerOptions) *Server {
 	s := &Server{rt: rt, done: make(chan struct{})}
-	s.written = sync.NewCond(&s.replyMu)
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -185,10 +172,10 @@ func (s *Server) Route() (r Route, ok bool) {
 // Serve's input or context).
 func (s *Server) ShuttingDown() bool { return s.closing.Load() }
 
-// Done returns a channel closed after a shutdown request succeeded: under
-// Serve once its {} reply has been written, under Register when the
-// handler returns it (the reply is written right after, by the same
-// goroutine). A main that owns the process exits when it is closed.
+// Done returns a channel closed when a shutdown request has succeeded; its
+// {} reply is being written. Serve returns once it has been. A program that
+// serves with Register instead ends its connection with rpc.Conn.Shutdown,
+// which lets the reply reach the client first.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Register adds the three request methods and the runtime's answer to
@@ -197,25 +184,19 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // connection of the latest request.
 func (s *Server) Register(reg *rpc.Registry) {
 	rpc.Handle(reg, Initialize, func(ctx context.Context, p InitializeParams) (InitializeResult, error) {
-		defer s.enter(ctx)()
+		s.enter(ctx)
 		return s.initialize(ctx, p)
 	})
 	rpc.Handle(reg, SessionPrompt, func(ctx context.Context, p SessionPromptParams) (SessionPromptResult, error) {
-		defer s.enter(ctx)()
+		s.enter(ctx)
 		return s.prompt(ctx, p)
 	})
 	rpc.Handle(reg, Shutdown, func(ctx context.Context, _ rpc.NoParams) (ShutdownResult, error) {
-		defer s.enter(ctx)()
+		s.enter(ctx)
 		if err := s.shutdown(ctx); err != nil {
 			return ShutdownResult{}, err
 		}
-		if !s.watchDone.Load() {
-			s.finish()
-			return ShutdownResult{}, nil
-		}
-		s.replyMu.Lock()
-		s.owed++
-		s.replyMu.Unlock()
+		s.doneOnce.Do(func() { close(s.done) })
 		return ShutdownResult{}, nil
 	})
 	reg.HandleUnknown(func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
@@ -223,14 +204,11 @@ func (s *Server) Register(reg *rpc.Registry) {
 	})
 }
 
-// enter binds the emitter to the request's connection and counts the
-// handler until the returned function runs.
-func (s *Server) enter(ctx context.Context) func() {
+// enter binds the emitter to the request's connection.
+func (s *Server) enter(ctx context.Context) {
 	if c := rpc.ConnFromContext(ctx); c != nil {
 		s.conn.Store(c)
 	}
-	s.handlers.add()
-	return s.handlers.done
 }
 
 func (s *Server) initialize(ctx context.Context, p InitializeParams) (InitializeResult, error) {
@@ -342,7 +320,6 @@ func (s *Server) shutdown(ctx context.Context) error {
 		s.closing.Store(true)
 		s.emitter.silence()
 		s.shutErr = teardownError(s.rt.Shutdown(context.WithoutCancel(ctx)))
-		s.tornDown.Store(s.shutErr == nil)
 	})
 	return s.shutErr
 }
@@ -363,42 +340,6 @@ func teardownError(err error) error {
 	return err
 }
 
-func (s *Server) finish() { s.doneOnce.Do(func() { close(s.done) }) }
-
-// tracker counts running handlers so that Serve returns only after the
-// last one did (a WaitGroup would forbid adding while waiting).
-type tracker struct {
-	mu   sync.Mutex
-	n    int
-	idle *sync.Cond
-}
-
-func (t *tracker) add() {
-	t.mu.Lock()
-	t.n++
-	t.mu.Unlock()
-}
-
-func (t *tracker) done() {
-	t.mu.Lock()
-	t.n--
-	if t.n == 0 && t.idle != nil {
-		t.idle.Broadcast()
-	}
-	t.mu.Unlock()
-}
-
-func (t *tracker) wait() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.idle == nil {
-		t.idle = sync.NewCond(&t.mu)
-	}
-	for t.n > 0 {
-		t.idle.Wait()
-	}
-}
-
 // Serve serves the runtime on one connection reading r and writing w (a
 // runtime process passes os.Stdin and os.Stdout) until one of:
 //
@@ -412,15 +353,16 @@ func (t *tracker) wait() {
 //   - ctx ended: the same teardown, then it returns ctx.Err();
 //   - the input failed: the same teardown, then it returns that error.
 //
-// A failed shutdown request does not end Serve (upstream does not exit
-// then either). Serve returns after every handler has returned; it does
-// not wait for a Read blocked in r that cannot be interrupted (an os.Stdin
-// pipe): that goroutine ends when r yields. Serve must not be called twice.
+// In every case the requests already read are answered first (for at most
+// 10 seconds), and the requests read after are not (rpc.Conn.Shutdown). A
+// failed shutdown request does not end Serve (upstream does not exit then
+// either). Serve does not wait for a Read blocked in r that cannot be
+// interrupted (an os.Stdin pipe): that goroutine ends when r yields. Serve
+// must not be called twice.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	reg := rpc.NewRegistry()
 	s.Register(reg)
-	s.watchDone.Store(true)
-	conn := rpc.NewConn(r, &replyWatch{w: w, s: s}, &rpc.Options{Handler: reg})
+	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg})
 	s.conn.Store(conn)
 	conn.Start()
 
@@ -436,36 +378,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		err = ctx.Err()
 		s.shutdown(ctx)
 	}
-	s.handlers.wait() // their replies are written before the connection closes
-	s.replyMu.Lock()
-	for s.owed > 0 {
-		s.written.Wait()
-	}
-	s.replyMu.Unlock()
-	conn.Close()
+	// Answer what was read (the shutdown request among it), then close.
+	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	conn.Shutdown(drain)
 	return err
 }
 
-// shutdownReply ends the frame of a shutdown's {} result; no other result
-// of the protocol is an empty object.
-var shutdownReply = []byte(`,"result":{}}` + "\n")
-
-// replyWatch tells the Server when the reply to a successful shutdown has
-// been written: the Conn writes each frame with one Write, after the
-// handler returned.
-type replyWatch struct {
-	w io.Writer
-	s *Server
-}
-
-func (rw *replyWatch) Write(p []byte) (int, error) {
-	n, err := rw.w.Write(p)
-	if s := rw.s; s.tornDown.Load() && bytes.HasSuffix(p, shutdownReply) {
-		s.replyMu.Lock()
-		s.owed-- // written or failed: either way it is no longer owed
-		s.written.Broadcast()
-		s.replyMu.Unlock()
-		s.finish()
-	}
-	return n, err
-}
+// drainTimeout bounds how long Serve waits, at its end, for handlers still
+// running to answer.
+const drainTimeout = 10 * time.Second
