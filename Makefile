@@ -8,7 +8,7 @@ COUNT     ?= 10
 
 ## test: format and vet checks, then every test with the race detector,
 ## the wire vectors and the real-runtime tests included.
-test: vet realruntime
+test: vet realruntime interop-install
 	$(GO) test -race -count=1 ./...
 
 ## vet: gofmt and go vet.
@@ -24,6 +24,18 @@ lint: vet
 ## realruntime: install the pinned real DSH runtime the sdkproto tests drive.
 realruntime:
 	./realruntime/install.sh
+
+## interop: install the pinned TypeScript peers, then prove wire
+## compatibility against them (interop/README.md lists the scenarios).
+interop: interop-install
+	$(GO) test -race -count=1 ./interop/...
+
+## interop-install: install the real TypeScript peers (npm registry only;
+## a no-op when interop/node_modules matches the lock).
+interop-install:
+	./interop/install.sh
+
+.PHONY: interop interop-install
 
 ## fuzz: run every native fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
 fuzz:

@@ -78,7 +78,7 @@ type process struct {
 	exited     chan struct{} // closed once the child is reaped
 	stderrDone chan struct{} // closed once the stderr reader has ended
 	state      *os.ProcessState
-	wg     sync.WaitGroup // the stderr reader and the waiter
+	wg         sync.WaitGroup // the stderr reader and the waiter
 }
 
 // wait reaps the child. There is nothing to copy (the Client reads the

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// noDelay makes the built-in demo stream at once.
+const noDelay = "--demo-delay=0"
+
+// wantNoANSI checks that piped output is plain.
+func wantNoANSI(t *testing.T, out string) {
+	t.Helper()
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("piped output has ANSI escapes:\n%q", out)
+	}
+}
+
+func TestRunPlainText(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "hello", "there")
+	r.wantCode(t, exitOK)
+	want := "hello there\n── turn completed · 10 input + 4 output tokens\n"
+	if r.stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	wantNoANSI(t, r.stdout)
+	if r.stderr != "" {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+func TestRunThink(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "/think why is the sky blue")
+	r.wantCode(t, exitOK)
+	wantContains(t, "stdout", r.stdout,
+		"thinking: Thinking about: why is the sky blue\nwhy is the sky blue\n── turn completed")
+}
+
+func TestRunTool(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "/tool hi")
+	r.wantCode(t, exitOK)
+	wantContains(t, "stdout", r.stdout, "→ echo {\"text\":\"hi\"}\n← echo: hi\ntool said: hi\n── turn completed · 20 input")
+}
+
+// subagentLines checks the rendering of "/subagent summarise the repo".
+func subagentLines(t *testing.T, out string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 7 lines, got %d:\n%s", len(lines), out)
+	}
+	want := []string{
+		`→ subagent {"prompt":"summarise the repo"}`,
+		"↳ subagent * started",
+		"  summarise the repo", // the child's answer, indented under its parent
+		"↳ subagent * finished: ok (completed)",
+		"← subagent: summarise the repo",
+		"subagent said: summarise the repo",
+		"── turn completed · 20 input + 10 output tokens · subagents 10 input + 5 output tokens",
+	}
+	for i, w := range want {
+		pre, post, star := strings.Cut(w, "*")
+		if !star && lines[i] != w || star && !(strings.HasPrefix(lines[i], pre) && strings.HasSuffix(lines[i], post)) {
+			t.Errorf("line %d: %q, want %q", i+1, lines[i], w)
+		}
+	}
+}
+
+func TestRunSubagent(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "/subagent summarise the repo")
+	r.wantCode(t, exitOK)
+	subagentLines(t, r.stdout)
+}
+
+func TestRunFailExitsNonZero(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "/fail the model broke")
+	r.wantCode(t, exitFailed)
+	if r.stdout != "── turn error: the model broke (DEMO_FAILURE)\n" {
+		t.Errorf("stdout: %q", r.stdout)
+	}
+}
+
+// checkFrames parses --json output: every line a JSON-RPC notification
+// frame with an object params, the last the root session's idle.
+func checkFrames(t *testing.T, out, session string) []map[string]json.RawMessage {
+	t.Helper()
+	var frames []map[string]json.RawMessage
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("line %d is not JSON (%v): %s", i+1, err, line)
+		}
+		var method string
+		if string(f["jsonrpc"]) != `"2.0"` || json.Unmarshal(f["method"], &method) != nil || !bytes.HasPrefix(f["params"], []byte("{")) {
+			t.Fatalf("line %d is not a notification frame: %s", i+1, line)
+		}
+		frames = append(frames, f)
+	}
+	last := frames[len(frames)-1]
+	want := `{"sessionId":"` + session + `","status":"idle"}`
+	if string(last["method"]) != `"session.status"` || string(last["params"]) != want {
+		t.Errorf("last frame: %s %s, want session.status %s", last["method"], last["params"], want)
+	}
+	return frames
+}
+
+func TestRunJSON(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "--json", "--session", "s1", "/tool hi")
+	r.wantCode(t, exitOK)
+	frames := checkFrames(t, r.stdout, "s1")
+	var types []string
+	for _, f := range frames {
+		var p struct {
+			Event struct{ Type string } `json:"event"`
+		}
+		json.Unmarshal(f["params"], &p)
+		if p.Event.Type != "" {
+			types = append(types, p.Event.Type)
+		}
+	}
+	if types[0] != "agent/inbox/spliced" || !strings.Contains(strings.Join(types, " "), "tool/call tool/result") || types[len(types)-1] != "turn/end" {
+		t.Errorf("event types: %q", types)
+	}
+	// The frames are a transcript check accepts as raw frames.
+	c := dshrpc(t, r.stdout, "check", "-")
+	c.wantCode(t, exitOK)
+
+	r = dshrpc(t, "", "run", noDelay, "--session", "s2", "/fail no", "--json") // flags after the prompt
+	r.wantCode(t, exitFailed)
+	checkFrames(t, r.stdout, "s2")
+}
+
+func TestRunPromptFromStdin(t *testing.T) {
+	r := dshrpc(t, "from stdin\n", "run", noDelay, "-")
+	r.wantCode(t, exitOK)
+	wantContains(t, "stdout", r.stdout, "from stdin\n── turn completed")
+}
+
+// runtimeFlag is --runtime for the binary's own serve-demo.
+func runtimeFlag() string { return "--runtime=" + strconv.Quote(bin) + " serve-demo" }
+
+func TestRunExternalRuntime(t *testing.T) {
+	r := dshrpc(t, "", "run", runtimeFlag(), "/subagent summarise the repo")
+	r.wantCode(t, exitOK)
+	subagentLines(t, r.stdout)
+
+	r = dshrpc(t, "", "run", runtimeFlag(), "--max-tokens", "64", "--reasoning-effort", "high", "--json", "--session", "x", "hi")
+	r.wantCode(t, exitOK)
+	frames := checkFrames(t, r.stdout, "x")
+	var header bool
+	for _, f := range frames {
+		if bytes.Contains(f["params"], []byte(`"config":{"maxTokens":64,"model":"deepseek-v4-flash","provider":"deepseek-official","reasoningEffort":"high"}`)) {
+			header = true
+		}
+	}
+	if !header {
+		t.Errorf("no request/header with the flags' route in:\n%s", r.stdout)
+	}
+}
+
+func TestRunMissingRuntime(t *testing.T) {
+	r := dshrpc(t, "", "run", "--runtime", "dshrpc-no-such-runtime --profile sdk", "hi")
+	r.wantCode(t, exitRuntime)
+	wantContains(t, "stderr", r.stderr, `cannot start the runtime: "dshrpc-no-such-runtime" not found`)
+}
+
+func TestRunRuntimeDies(t *testing.T) {
+	r := dshrpc(t, "", "run", "--runtime", `sh -c 'echo loading config >&2; echo fatal: no config >&2; exit 7'`, "hi")
+	r.wantCode(t, exitRuntime)
+	wantContains(t, "stderr", r.stderr, "the runtime exited during initialize", "exit code: 7", "stderr tail:", "fatal: no config")
+
+	// Dying mid-turn: the runtime answers initialize, then exits.
+	script := `read line; echo '{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"x","version":"1"}}}'; read line; echo crashed >&2; exit 9`
+	r = dshrpc(t, "", "run", "--runtime", "sh -c "+strconv.Quote(script), "hi")
+	r.wantCode(t, exitRuntime)
+	wantContains(t, "stderr", r.stderr, "the runtime exited during prompt", "exit code: 9", "crashed")
+}
+
+func TestRunRefused(t *testing.T) {
+	r := dshrpc(t, "", "run", noDelay, "--provider", "nope", "hi")
+	r.wantCode(t, exitRuntime)
+	wantContains(t, "stderr", r.stderr, `the runtime refused initialize: no adapter registered for provider "nope" (code -32603)`)
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "hi"}, "flag provided but not defined: -bogus"},
+		{[]string{"--max-tokens", "many", "hi"}, `invalid value "many" for flag -max-tokens`},
+		{[]string{"--max-tokens", "-5", "hi"}, "--max-tokens must be a positive integer"},
+		{[]string{}, "missing PROMPT"},
+		{[]string{"--runtime", `"unclosed`, "hi"}, "--runtime: unterminated double quote"},
+		{[]string{"--cwd", "/no/such/dir", "hi"}, "--cwd"},
+	} {
+		r := dshrpc(t, "", append([]string{"run"}, c.args...)...)
+		r.wantCode(t, exitUsage)
+		wantContains(t, strings.Join(c.args, " "), r.stderr, c.want, "Run 'dshrpc run -h' for usage.")
+	}
+}
+
+func TestRunImages(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
+	png.Encode(&buf, img)
+	pngPath := filepath.Join(dir, "dot.png")
+	os.WriteFile(pngPath, buf.Bytes(), 0o644)
+	textPath := filepath.Join(dir, "notes.png") // the name does not decide
+	os.WriteFile(textPath, []byte("just text\n"), 0o644)
+	unreadable := filepath.Join(dir, "missing.jpg")
+
+	r := dshrpc(t, "", "run", noDelay, "--json", "--session", "img", "--image", pngPath, "look")
+	r.wantCode(t, exitOK)
+	wantContains(t, "stdout", r.stdout, `"type":"image","attachment":{"attachmentId":"sha256:`, `"mediaType":"image/png"`, `"width":3,"height":2`)
+
+	r = dshrpc(t, "", "run", "--image", unreadable, "look")
+	r.wantCode(t, exitUsage)
+	wantContains(t, "stderr", r.stderr, "--image: cannot read "+unreadable+": no such file or directory",
+		"accepted types: image/png, image/jpeg, image/webp, image/gif")
+
+	r = dshrpc(t, "", "run", "--image", textPath, "look")
+	r.wantCode(t, exitUsage)
+	wantContains(t, "stderr", r.stderr, "--image "+textPath+": unsupported type text/plain",
+		"accepted types: image/png, image/jpeg, image/webp, image/gif")
+}
+
+// TestRunInterrupt sends SIGINT in the middle of a slow turn: run tears
+// the runtime down with the client's ladder and exits 130, leaving no
+// runtime process behind.
+func TestRunInterrupt(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	runtime := "sh -c " + strconv.Quote(`echo $$ > "$0"; exec "$1" serve-demo`) + " " + strconv.Quote(pidFile) + " " + strconv.Quote(bin)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--runtime", runtime, "/slow one two three four five six seven eight nine ten")
+	cmd.Env = testEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, stdout, "one ", 10*time.Second) // the turn is streaming
+	cmd.Process.Signal(os.Interrupt)
+	rest := new(bytes.Buffer)
+	rest.ReadFrom(stdout)
+	err = cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, exitInterrupted, stderr.String())
+	}
+	wantContains(t, "stderr", stderr.String(), "interrupted; shutting the runtime down")
+	if strings.Contains(rest.String(), "ten") {
+		t.Errorf("the turn ran to its end: %s", rest.String())
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("runtime process %d still exists after run exited (kill 0: %v)", pid, err)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}

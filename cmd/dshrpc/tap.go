@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const tapUsage = `Usage: dshrpc tap [--log FILE] -- CMD ARGS...
+
+Run CMD as a child, pass our stdin to its stdin and its stdout to our stdout
+unchanged (byte for byte, as they arrive), and log every frame in both
+directions as one JSON line:
+
+  {"t":"<RFC 3339 time, ns>","dir":"c2s"|"s2c","frame":"<the exact line, LF removed>"}
+
+c2s is what the client wrote (our stdin), s2c what the runtime wrote (its
+stdout). A last line without LF is logged with "unterminated":true. Invalid
+UTF-8 in a frame is logged as U+FFFD, as a wire end decodes it. The child's
+stderr goes to ours. Use it in place of the runtime command of an existing
+client to watch it without changing it, then 'dshrpc check' the log.
+
+SIGINT, SIGTERM and SIGHUP are passed on to the child. tap exits with the
+child's exit status (128+N when signal N ended it), 3 when it cannot start.
+
+Flags:
+  --log FILE   write the log to FILE (created or truncated) instead of stderr
+`
+
+func tapCmd(e *env, args []string) int {
+	fs := newFlagSet("tap")
+	logPath := fs.String("log", "", "")
+	// Flags stop at the first non-flag or at "--": everything after is the
+	// child's command line, its own flags included.
+	argv, code, err := parseArgs(e, "tap", tapUsage, fs, args, false)
+	if err != nil {
+		return code
+	}
+	if len(argv) == 0 {
+		return usageError(e, "tap", errors.New("missing the runtime command (dshrpc tap [--log FILE] -- CMD ARGS...)"))
+	}
+	var logw io.Writer = e.stderr
+	if *logPath != "" {
+		f, err := os.Create(*logPath)
+		if err != nil {
+			return usageError(e, "tap", fmt.Errorf("--log: %w", err))
+		}
+		defer f.Close()
+		logw = f
+	}
+	return tap(e, argv, logw)
+}
+
+// tapLog writes log records, one per line, whole: the two directions log
+// from different goroutines.
+type tapLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+type tapRecord struct {
+	T            string `json:"t"`
+	Dir          string `json:"dir"`
+	Frame        string `json:"frame"`
+	Unterminated bool   `json:"unterminated,omitempty"`
+}
+
+func (l *tapLog) frame(dir string, line []byte, unterminated bool) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep frames readable: <, > and & as they are
+	enc.Encode(tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: dir, Frame: string(line), Unterminated: unterminated})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(buf.Bytes())
+}
+
+// lineSplitter logs every complete line written to it.
+type lineSplitter struct {
+	log     *tapLog
+	dir     string
+	partial []byte
+}
+
+func (s *lineSplitter) add(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.partial = append(s.partial, b...)
+			return
+		}
+		line := b[:i]
+		if len(s.partial) > 0 {
+			line = append(s.partial, line...)
+		}
+		s.log.frame(s.dir, line, false)
+		s.partial = s.partial[:0]
+		b = b[i+1:]
+	}
+}
+
+func (s *lineSplitter) end() {
+	if len(s.partial) > 0 {
+		s.log.frame(s.dir, s.partial, true)
+		s.partial = nil
+	}
+}
+
+// pump copies r to w as the bytes arrive, logging each line. A failed
+// write (the reader of w went away) stops the copying but not the reading,
+// so that the writer of r never blocks on us and every frame is logged.
+func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func()) {
+	buf := make([]byte, 32<<10)
+	writing := true
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			s.add(buf[:n])
+			if writing {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					writing = false
+					if afterWriteErr != nil {
+						afterWriteErr()
+					}
+				}
+			}
+		}
+		if err != nil {
+			s.end()
+			return
+		}
+	}
+}
+
+func tap(e *env, argv []string, logw io.Writer) int {
+	log := &tapLog{w: logw}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = e.stderr
+	childIn, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dshrpc tap: %v\n", err)
+		return exitRuntime
+	}
+	// An os.Pipe rather than StdoutPipe: Wait must not close it under the
+	// pump before the pump has read all the child wrote.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dshrpc tap: %v\n", err)
+		return exitRuntime
+	}
+	cmd.Stdout = outW
+	// Signals are caught before the child starts, so that none is missed.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		if errors.Is(err, exec.ErrNotFound) {
+			fmt.Fprintf(e.stderr, "dshrpc tap: cannot start the runtime: %q not found (is it installed and on $PATH?)\n", argv[0])
+		} else {
+			fmt.Fprintf(e.stderr, "dshrpc tap: cannot start the runtime %q: %v\n", argv[0], err)
+		}
+		return exitRuntime
+	}
+	outW.Close() // the child holds its own copy
+
+	// c2s: our stdin to the child. Not waited for: a Read on our stdin
+	// cannot be interrupted, and when the child is gone there is nothing
+	// left to deliver. Its end closes the child's stdin, which is how a
+	// client's EOF reaches the runtime.
+	go func() {
+		pump(e.stdin, childIn, &lineSplitter{log: log, dir: c2s}, nil)
+		childIn.Close()
+	}()
+	// s2c: the child's stdout to ours, to the end (grandchildren may keep
+	// it open after the child exits; the pump ends when they close it).
+	s2cDone := make(chan struct{})
+	go func() {
+		defer close(s2cDone)
+		pump(outR, e.stdout, &lineSplitter{log: log, dir: s2c}, nil)
+		outR.Close()
+	}()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	for done := false; !done; {
+		select {
+		case sig := <-sigs:
+			cmd.Process.Signal(sig) // the runtime decides what the signal means
+		case werr = <-waited:
+			done = true
+		}
+	}
+	// Give the pump a moment to log what the child wrote last; a
+	// grandchild holding stdout open must not keep tap alive.
+	select {
+	case <-s2cDone:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		<-s2cDone
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case werr == nil:
+		return exitOK
+	case errors.As(werr, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return exitErr.ExitCode()
+	}
+	fmt.Fprintf(e.stderr, "dshrpc tap: %v\n", werr)
+	return exitRuntime
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTap drives `dshrpc tap -- dshrpc serve-demo` with a scripted client
+// over its stdio: what the client reads must be exactly what the runtime
+// wrote, and the log must hold every frame of both directions, in a form
+// `dshrpc check` accepts.
+func TestTap(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "tap", "--log", logPath, "--", bin, "serve-demo")
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdoutPipe, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdoutPipe)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var received []string
+	// await reads frames until one contains want.
+	await := func(want string) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("tap's stdout ended before %q; stderr:\n%s", want, stderr.String())
+				}
+				received = append(received, l)
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no frame with %q", want)
+			}
+		}
+	}
+	sent := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"deepseek-v4-flash"}}`,
+		`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/tool <b>&</b>"}]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`,
+	}
+	stdin.Write([]byte(sent[0] + "\n"))
+	await(`"id":1,"result"`)
+	stdin.Write([]byte(sent[1] + "\n"))
+	await(`"status":"idle"`)
+	stdin.Write([]byte(sent[2] + "\n"))
+	await(`"id":3,"result":{}`)
+	stdin.Close()
+	for l := range lines {
+		received = append(received, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("tap: %v; stderr:\n%s", err, stderr.String())
+	}
+
+	// The log: every line a record with a time, a direction and the exact frame.
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c2sFrames, s2cFrames []string
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var rec tapRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %d: %v: %s", i+1, err, line)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, rec.T); err != nil {
+			t.Errorf("log line %d: bad time %q", i+1, rec.T)
+		}
+		switch rec.Dir {
+		case "c2s":
+			c2sFrames = append(c2sFrames, rec.Frame)
+		case "s2c":
+			s2cFrames = append(s2cFrames, rec.Frame)
+		default:
+			t.Errorf("log line %d: dir %q", i+1, rec.Dir)
+		}
+	}
+	if strings.Join(c2sFrames, "\n") != strings.Join(sent, "\n") {
+		t.Errorf("c2s frames logged:\n%s\nwant:\n%s", strings.Join(c2sFrames, "\n"), strings.Join(sent, "\n"))
+	}
+	if strings.Join(s2cFrames, "\n") != strings.Join(received, "\n") {
+		t.Errorf("s2c frames logged differ from what the client read:\n%s\nread:\n%s", strings.Join(s2cFrames, "\n"), strings.Join(received, "\n"))
+	}
+	if !strings.Contains(string(data), `<b>&</b>`) {
+		t.Errorf("the log escapes HTML characters:\n%s", data)
+	}
+
+	r := dshrpc(t, "", "check", logPath)
+	r.wantCode(t, exitOK)
+	wantContains(t, "check", r.stdout, "transcript", "3 requests, 3 responses", ": ok")
+}
+
+// TestTapUnterminatedAndExitStatus: a runtime whose last line has no LF
+// gets it logged as unterminated (and check flags it), and tap exits with
+// the child's status.
+func TestTapUnterminatedAndExitStatus(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
+	r := dshrpc(t, "", "tap", "--log", logPath, "--", "sh", "-c",
+		`printf '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"a","status":"idle"}}\n{"jsonrpc":"2.0","meth'; exit 5`)
+	r.wantCode(t, 5)
+	data, _ := os.ReadFile(logPath)
+	wantContains(t, "log", string(data), `"dir":"s2c","frame":"{\"jsonrpc\":\"2.0\",\"meth","unterminated":true}`)
+	c := dshrpc(t, "", "check", logPath)
+	c.wantCode(t, exitFailed)
+	wantContains(t, "check", c.stdout, ":2: malformed: s2c: unterminated last line")
+}
+
+func TestTapErrors(t *testing.T) {
+	r := dshrpc(t, "", "tap")
+	r.wantCode(t, exitUsage)
+	wantContains(t, "stderr", r.stderr, "missing the runtime command")
+
+	r = dshrpc(t, "", "tap", "--", "dshrpc-no-such-runtime")
+	r.wantCode(t, exitRuntime)
+	wantContains(t, "stderr", r.stderr, `cannot start the runtime: "dshrpc-no-such-runtime" not found`)
+}
+
+// TestTapLogsToStderr: without --log the log goes to stderr.
+func TestTapLogsToStderr(t *testing.T) {
+	p := startBin(t, "tap", "--", bin, "serve-demo")
+	reply := p.exchange(t, `{"jsonrpc":"2.0","id":1,"method":"shutdown"}`)
+	if reply != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Errorf("reply: %q", reply)
+	}
+	stderr := p.finish(t, exitOK)
+	wantContains(t, "stderr", stderr, `"dir":"c2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}"`,
+		`"dir":"s2c","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"`)
+}
+
+// TestServeDemo: serve-demo answers on stdout and ends cleanly (status 0)
+// at the end of its input.
+func TestServeDemo(t *testing.T) {
+	p := startBin(t, "serve-demo")
+	reply := p.exchange(t, `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"m","contentBlocks":[]}}`)
+	if reply != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"SDK server is not initialized"}}` {
+		t.Errorf("reply: %q", reply)
+	}
+	p.finish(t, exitOK)
+
+	r := dshrpc(t, "", "serve-demo", "extra")
+	r.wantCode(t, exitUsage)
+}
+
+// proc is the binary running with its stdio held by the test.
+type proc struct {
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *bytes.Buffer
+}
+
+func startBin(t *testing.T, args ...string) *proc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	p := &proc{cmd: cmd, cancel: cancel, stdin: stdin, lines: make(chan string, 100), stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	return p
+}
+
+// exchange writes one frame and returns the next line read. The input
+// stays open until finish: the reply is awaited, never raced with EOF.
+func (p *proc) exchange(t *testing.T, frame string) string {
+	t.Helper()
+	p.stdin.Write([]byte(frame + "\n"))
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("stdout ended; stderr:\n%s", p.stderr.String())
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no reply to %s", frame)
+	}
+	return ""
+}
+
+// finish closes stdin, waits for the exit and returns stderr.
+func (p *proc) finish(t *testing.T, code int) string {
+	t.Helper()
+	p.stdin.Close()
+	for range p.lines {
+	}
+	err := p.cmd.Wait()
+	got := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		got = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if got != code {
+		t.Errorf("exit status %d, want %d; stderr:\n%s", got, code, p.stderr.String())
+	}
+	return p.stderr.String()
+}

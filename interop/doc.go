@@ -1,0 +1,12 @@
+// Package interop proves wire compatibility between this module's Go
+// packages (rpc, sdkproto) and the real TypeScript peers published on npm:
+// @deepseek-ai/dsh-sdk-protocol (JsonRpcLineTransport) and
+// @deepseek-ai/dsh-sdk-client (HarnessClient, DeepSeekHarness), both
+// 0.0.1-rc.1, pinned in package.json and package-lock.json.
+//
+// The package holds tests only. They start small Node programs of ours
+// (js/) that use the real classes, as child processes over stdio, and fail
+// when the peers are not installed: run `make interop` (install.sh, then
+// the tests) or set LINERPC_SKIP_INTEROP=1 to skip them explicitly.
+// README.md lists every scenario and its result.
+package interop
