@@ -13,7 +13,8 @@ import (
 // Conn is one end of a JSON-RPC 2.0 connection over a byte stream: it reads
 // LF-terminated frames from r, dispatches requests and notifications to its
 // Registry, settles its own calls with the responses, and writes frames to
-// w, one Write per frame. Both ends are alike: a Conn can serve and call at
+// w, whole frames only: a frame is never split across writes, and frames
+// that queue up behind a slow Write go out together. Both ends are alike: a Conn can serve and call at
 // the same time.
 //
 // A Conn never closes r or w: they belong to the caller.

@@ -53,7 +53,9 @@
 // the responses to this side's own calls are never held behind them.
 // Responses may therefore leave in another order than the requests came;
 // peers match them by id. Frames written by concurrent goroutines never
-// interleave: one frame, one Write.
+// interleave: each Write carries whole frames, one when the stream keeps up,
+// several when frames queue up behind a slow Write (one system call for
+// many frames under load).
 //
 // # Errors
 //

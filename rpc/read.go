@@ -25,12 +25,14 @@ type reader struct {
 }
 
 // lead runs the read loop on the calling goroutine until a request is to be
-// served on it, or reading has ended. A request that has a handler slot is
-// served where it was read when no further line is buffered: the lead then
+// served on it, or reading has ended. A lone request (no other handler
+// running, no further line buffered) is served where it was read: the lead
 // passes to another goroutine, which goes on reading while this one runs
-// the handler, so that a request reaches its handler without a goroutine
-// switch. When more lines are buffered, the request goes to another
-// goroutine instead, and reading goes on here.
+// the handler, so that the request reaches its handler without waiting for
+// a goroutine to wake up. When requests are flowing (other handlers are
+// running, or more lines are buffered), each goes to another goroutine
+// instead and reading goes on here, so that the stream is never left
+// unread while a goroutine wakes.
 //
 // It returns the task to serve, or nil when reading has ended for good.
 func (c *Conn) lead(rd *reader) task {
@@ -61,11 +63,16 @@ func (c *Conn) lead(rd *reader) task {
 		case refused:
 			c.drop(Drop{Reason: DropShutdown, Line: ev.Line, Size: ev.Size})
 			continue
+		case admitted:
+			// Requests are flowing: keep reading, serve this one elsewhere.
+			c.handOff(job{task: t})
+			continue
 		}
 		if rd.lines.HasLine() {
 			c.handOff(job{task: t})
 			continue
 		}
+		// A lone request: serve it here, at once, and read elsewhere.
 		c.handOff(job{reader: rd})
 		return t
 	}

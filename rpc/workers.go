@@ -1,18 +1,24 @@
 package rpc
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // The goroutines of a Conn take turns at two jobs: leading the read loop,
 // and serving requests. One goroutine leads at a time; when it reads a
 // request and nothing else is buffered, it hands the lead to another
 // goroutine and serves the request itself, so that a request reaches its
 // handler on the goroutine that read it, with its stack already grown. A
-// goroutine with nothing to do waits, idle, for the next job, up to
-// maxIdle of them; the rest exit. All of them exit once the connection has
+// goroutine with nothing to do waits, idle, for the next job, and exits
+// after idleTimeout without one. All of them exit once the connection has
 // ended and their handlers have returned (see Conn.Wait).
 
-// maxIdle is how many goroutines a Conn keeps waiting for work.
-const maxIdle = 4
+// idleTimeout is how long a goroutine of the Conn waits for work before it
+// exits. Keeping goroutines (and their grown stacks) across bursts of
+// requests is what makes a burst cheap; letting them go after a quiet
+// spell is what keeps an idle connection small.
+const idleTimeout = 2 * time.Second
 
 // job is what a goroutine of the Conn is asked to do: lead the read loop
 // (reader set) or serve a request (task set).
@@ -38,7 +44,6 @@ type workers struct {
 	active  int // slots in use
 	queue   []task
 	head    int
-	idle    int
 	dropped bool // Close was called: queued and new requests are discarded
 	// draining is set by Shutdown: requests read from then on are not
 	// served; drained is closed when the last slot is released.
@@ -55,9 +60,10 @@ func (w *workers) init(max int) {
 type admission uint8
 
 const (
-	admitted admission = iota // it holds a handler slot: run it
-	queued                    // it waits for a slot
-	refused                   // discarded: Close or Shutdown came first
+	admitted     admission = iota // it holds a handler slot: run it
+	admittedIdle                  // the same, and no other handler was running
+	queued                        // it waits for a slot
+	refused                       // discarded: Close or Shutdown came first
 )
 
 // acquire takes a handler slot for t, or queues t, or discards it after
@@ -75,7 +81,11 @@ func (w *workers) acquire(t task) admission {
 		return queued
 	}
 	w.active++
+	idle := w.active == 1
 	w.mu.Unlock()
+	if idle {
+		return admittedIdle
+	}
 	return admitted
 }
 
@@ -142,6 +152,7 @@ func (c *Conn) handOff(j job) {
 // work is the body of every goroutine of the Conn.
 func (c *Conn) work(j job) {
 	defer c.running.Done()
+	var idle *time.Timer // made on first use: a goroutine that leads until the end needs none
 	for {
 		t := j.task
 		if j.reader != nil {
@@ -153,8 +164,11 @@ func (c *Conn) work(j job) {
 			t.run(c)
 			t = c.workers.next()
 		}
+		if idle == nil {
+			idle = time.NewTimer(idleTimeout)
+		}
 		var ok bool
-		if j, ok = c.awaitJob(); !ok {
+		if j, ok = c.awaitJob(idle); !ok {
 			return
 		}
 	}
@@ -163,24 +177,14 @@ func (c *Conn) work(j job) {
 // awaitJob waits, idle, for the next job; it reports false when the
 // goroutine should exit instead: enough others are idle, or the connection
 // has ended, after which no job is handed off.
-func (c *Conn) awaitJob() (job, bool) {
-	w := &c.workers
-	w.mu.Lock()
-	if w.idle >= maxIdle {
-		w.mu.Unlock()
-		return job{}, false
-	}
-	w.idle++
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		w.idle--
-		w.mu.Unlock()
-	}()
+func (c *Conn) awaitJob(idle *time.Timer) (job, bool) {
+	idle.Reset(idleTimeout)
+	defer idle.Stop()
 	select {
-	case j := <-w.jobs:
+	case j := <-c.workers.jobs:
 		return j, true
 	case <-c.done:
-		return job{}, false
+	case <-idle.C:
 	}
+	return job{}, false
 }

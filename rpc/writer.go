@@ -17,16 +17,15 @@ import (
 type writer struct {
 	w io.Writer
 
-	mu      sync.Mutex
-	flushed *sync.Cond // signalled when a batch has been written
-	writing bool       // a goroutine is writing; others queue into next
-	next    []byte     // frames waiting for the next Write
-	spare   []byte     // the buffer of the previous batch, for reuse
-	nextGen uint64     // generation of the frames in next
-	doneGen uint64     // last generation written (or failed)
-	closed  bool       // Close was called: nothing more is written
-	err     error      // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
-	errGen  uint64     // generation the sticky error arose with
+	mu       sync.Mutex
+	writing  bool          // a goroutine is writing; others queue into next
+	next     []byte        // frames waiting for the next Write
+	nextDone chan struct{} // closed once the frames in next are written (or failed)
+	spare    []byte        // the buffer of the previous batch, for reuse
+	nextGen  uint64        // generation of the frames in next
+	closed bool   // Close was called: nothing more is written
+	err    error  // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
+	errGen uint64 // generation the sticky error arose with
 }
 
 // maxRetainedBatch bounds the queue buffer kept between bursts.
@@ -34,7 +33,6 @@ const maxRetainedBatch = 1 << 20
 
 func (w *writer) init(out io.Writer) {
 	w.w = out
-	w.flushed = sync.NewCond(&w.mu)
 	w.nextGen = 1
 }
 
@@ -47,12 +45,17 @@ func (w *writer) write(frame []byte) error {
 		return err
 	}
 	if w.writing {
-		// Queue behind the Write in progress; its writer flushes us.
+		// Queue behind the Write in progress; its writer flushes us. Each
+		// batch has a channel of its own, so that a flush wakes only the
+		// goroutines whose frames it carried.
 		w.next = append(w.next, frame...)
-		gen := w.nextGen
-		for w.doneGen < gen {
-			w.flushed.Wait()
+		if w.nextDone == nil {
+			w.nextDone = make(chan struct{})
 		}
+		done, gen := w.nextDone, w.nextGen
+		w.mu.Unlock()
+		<-done
+		w.mu.Lock()
 		err := w.outcome(gen)
 		w.mu.Unlock()
 		return err
@@ -65,11 +68,11 @@ func (w *writer) write(frame []byte) error {
 	_, err := w.w.Write(frame)
 
 	w.mu.Lock()
-	w.finish(gen, err)
+	w.finish(gen, err, nil)
 	// Flush what queued up meanwhile, batch after batch.
 	for len(w.next) > 0 && w.err == nil && !w.closed {
-		batch, g := w.next, w.nextGen
-		w.next, w.spare = w.spare[:0], nil
+		batch, g, done := w.next, w.nextGen, w.nextDone
+		w.next, w.spare, w.nextDone = w.spare[:0], nil, nil
 		w.nextGen++
 		w.mu.Unlock()
 		_, berr := w.w.Write(batch)
@@ -77,13 +80,13 @@ func (w *writer) write(frame []byte) error {
 		if cap(batch) <= maxRetainedBatch {
 			w.spare = batch
 		}
-		w.finish(g, berr)
+		w.finish(g, berr, done)
 	}
 	if len(w.next) > 0 { // closed or failed: the frames still queued fail
-		w.next = w.next[:0]
-		g := w.nextGen
+		g, done := w.nextGen, w.nextDone
+		w.next, w.nextDone = w.next[:0], nil
 		w.nextGen++
-		w.finish(g, w.refuse())
+		w.finish(g, w.refuse(), done)
 	}
 	w.writing = false
 	err = w.outcome(gen)
@@ -92,13 +95,14 @@ func (w *writer) write(frame []byte) error {
 }
 
 // finish records that generation gen was written, with err, and wakes its
-// waiters. Called with mu held.
-func (w *writer) finish(gen uint64, err error) {
+// waiters by closing done. Called with mu held.
+func (w *writer) finish(gen uint64, err error, done chan struct{}) {
 	if err != nil && w.err == nil {
 		w.err, w.errGen = err, gen
 	}
-	w.doneGen = gen
-	w.flushed.Broadcast()
+	if done != nil {
+		close(done)
+	}
 }
 
 // outcome is the result of the frames of generation gen. Called with mu
