@@ -3,6 +3,8 @@ package sdkproto_test
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
 	"runtime"
 	"testing"
 	"time"
@@ -109,4 +111,41 @@ func clDemoLocal(t *testing.T) *sdkproto.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// End to end over a real child process: the Go client launches this test
+// binary as the Go demo runtime, runs turns, and tears it down.
+func TestClientLaunchesDemoProcess(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), demoEnv+"=1")
+	c, err := sdkproto.Launch(cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("/subagent count to three"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started, finished bool
+	for _, n := range res.Notifications {
+		switch n.Method {
+		case sdkproto.SubagentStarted.Name():
+			started = true
+		case sdkproto.SubagentFinished.Name():
+			finished = true
+		}
+	}
+	if res.FinishReason != sdkproto.TurnCompleted || res.FinalResponse == "" || !started || !finished {
+		t.Fatalf("reason %q, final %q, subagent started %v finished %v", res.FinishReason, res.FinalResponse, started, finished)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.ProcessState(); st == nil || !st.Exited() || st.ExitCode() != 0 {
+		t.Fatalf("runtime ended with %v, want exit 0 after shutdown", st)
+	}
 }
