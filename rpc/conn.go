@@ -36,6 +36,7 @@ type Conn struct {
 	workers workers
 
 	out writer
+	lw  leadWatch
 
 	// rmu guards the state of the read loop, so that Close can interrupt a
 	// blocked read exactly while one is in progress.
@@ -106,8 +107,9 @@ func (c *Conn) Start() {
 	}
 	c.started, c.reading = true, true
 	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
+	c.initWatch(rd)
 	c.running.Add(1)
-	go c.work(job{reader: rd})
+	go c.work(rd)
 }
 
 // Done returns a channel that is closed when the connection has ended: Close

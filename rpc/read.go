@@ -24,30 +24,38 @@ type reader struct {
 	name    []byte // scratch for method names with escapes
 }
 
-// lead runs the read loop on the calling goroutine until a request is to be
-// served on it, or reading has ended. A lone request (no other handler
-// running, no further line buffered) is served where it was read: the lead
-// passes to another goroutine, which goes on reading while this one runs
-// the handler, so that the request reaches its handler without waiting for
-// a goroutine to wake up. When requests are flowing (other handlers are
-// running, or more lines are buffered), each goes to another goroutine
-// instead and reading goes on here, so that the stream is never left
-// unread while a goroutine wakes.
+// lead runs the read loop on the calling goroutine. Requests are served
+// right where they were read, one after the other, under a watch (see
+// watch): a handler that takes longer than leadPatience, or a flush that
+// blocks that long, makes the lead pass to another goroutine, which goes on
+// reading. So a request reaches its handler without waiting for a
+// goroutine to wake up, a burst of requests is served and answered without
+// any, and a slow or blocking handler (one that calls back the peer and
+// waits, say) still never stops the stream for long.
 //
-// It returns the task to serve, or nil when reading has ended for good.
-func (c *Conn) lead(rd *reader) task {
+// It returns true when the lead passed to another goroutine (this one has
+// then finished what it was serving), false when reading has ended.
+func (c *Conn) lead(rd *reader) (passed bool) {
 	for {
+		if !rd.lines.HasLine() && c.out.pending() {
+			// About to wait for input: first send the replies of the burst.
+			c.watch()
+			c.out.flush()
+			if !c.unwatch() {
+				return true
+			}
+		}
 		ev, tail, err := rd.lines.Next()
 		if c.closed() {
 			c.endReading(nil)
-			return nil
+			return false
 		}
 		if err != nil {
 			if tail > 0 {
 				c.drop(Drop{Reason: DropUnterminated, Size: int64(tail)})
 			}
 			c.endReading(err)
-			return nil
+			return false
 		}
 		if ev.Oversize {
 			c.drop(Drop{Reason: DropOversize, Size: ev.Size})
@@ -63,18 +71,20 @@ func (c *Conn) lead(rd *reader) task {
 		case refused:
 			c.drop(Drop{Reason: DropShutdown, Line: ev.Line, Size: ev.Size})
 			continue
-		case admitted:
-			// Requests are flowing: keep reading, serve this one elsewhere.
-			c.handOff(job{task: t})
-			continue
 		}
-		if rd.lines.HasLine() {
-			c.handOff(job{task: t})
-			continue
+		for ; t != nil; t = c.workers.next() {
+			c.watch()
+			t.run(c, true)
+			if !c.unwatch() {
+				// The lead has passed on: send the reply posted meanwhile,
+				// and serve what holds the slot as any goroutine would.
+				c.out.flush()
+				for t = c.workers.next(); t != nil; t = c.workers.next() {
+					t.run(c, false)
+				}
+				return true
+			}
 		}
-		// A lone request: serve it here, at once, and read elsewhere.
-		c.handOff(job{reader: rd})
-		return t
 	}
 }
 
@@ -164,7 +174,7 @@ func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) task {
 			return t
 		}
 	}
-	c.writeError(env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
+	c.writeError(true, env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
 	return nil
 }
 

@@ -91,7 +91,7 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 			if err := decodeParams(params, &t.params); err != nil {
 				t.params = *new(P)
 				pool.Put(t)
-				c.writeError(id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
+				c.writeError(true, id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
 				return nil
 			}
 		}

@@ -20,8 +20,8 @@ type requestTask[P, R any] struct {
 	pool    *sync.Pool
 }
 
-func (t *requestTask[P, R]) run(c *Conn) {
-	serveRequest(c, t.id, t.method, t.handler, t.params)
+func (t *requestTask[P, R]) run(c *Conn, leading bool) {
+	serveRequest(c, leading, t.id, t.method, t.handler, t.params)
 	t.discard()
 }
 
@@ -32,16 +32,17 @@ func (t *requestTask[P, R]) discard() {
 }
 
 // serveRequest runs a request handler and answers the request id with its
-// result, its error, or CodeInternalError when it panicked.
-func serveRequest[P, R any](c *Conn, id []byte, method string, h func(context.Context, P) (R, error), p P) {
+// result, its error, or CodeInternalError when it panicked. leading says
+// that the goroutine leads the read loop (see Conn.reply).
+func serveRequest[P, R any](c *Conn, leading bool, id []byte, method string, h func(context.Context, P) (R, error), p P) {
 	r, err, panicked := callHandler(c, method, h, p)
 	switch {
 	case panicked:
-		c.writeError(id, panicError)
+		c.writeError(leading, id, panicError)
 	case err != nil:
-		c.writeError(id, wireError(err))
+		c.writeError(leading, id, wireError(err))
 	default:
-		writeResult(c, id, method, r)
+		writeResult(c, leading, id, method, r)
 	}
 }
 
@@ -69,9 +70,9 @@ type unknownTask struct {
 	id      []byte
 }
 
-func (t *unknownTask) run(c *Conn) {
+func (t *unknownTask) run(c *Conn, leading bool) {
 	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	serveRequest(c, t.id, t.method, h, t.params)
+	serveRequest(c, leading, t.id, t.method, h, t.params)
 }
 
 func (t *unknownTask) discard() {}
@@ -86,7 +87,7 @@ func wireError(err error) *Error {
 }
 
 // writeResult answers the request id with the handler's result.
-func writeResult[R any](c *Conn, id []byte, method string, result R) {
+func writeResult[R any](c *Conn, leading bool, id []byte, method string, result R) {
 	f := getFrame()
 	defer putFrame(f)
 	f.response(id)
@@ -98,19 +99,31 @@ func writeResult[R any](c *Conn, id []byte, method string, result R) {
 		f.errorObject(&Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"})
 	}
 	f.end()
-	if err := c.write(f.b); err != nil {
-		c.logWriteError(err)
-	}
+	c.reply(leading, f.b)
 }
 
 // writeError answers the request id with the error object e.
-func (c *Conn) writeError(id []byte, e *Error) {
+func (c *Conn) writeError(leading bool, id []byte, e *Error) {
 	f := getFrame()
 	defer putFrame(f)
 	f.response(id)
 	f.errorObject(e)
 	f.end()
-	if err := c.write(f.b); err != nil {
+	c.reply(leading, f.b)
+}
+
+// reply sends a response frame. The goroutine leading the read loop posts
+// it, to go out with the others of a burst when it next flushes (before it
+// waits for input); any other goroutine writes it at once. The peer learns
+// nothing of a failure; it is logged.
+func (c *Conn) reply(leading bool, frame []byte) {
+	var err error
+	if leading {
+		err = c.out.post(frame)
+	} else {
+		err = c.out.write(frame)
+	}
+	if err != nil {
 		c.logWriteError(err)
 	}
 }

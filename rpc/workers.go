@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// The goroutines of a Conn take turns at two jobs: leading the read loop,
-// and serving requests. One goroutine leads at a time; when it reads a
-// request and nothing else is buffered, it hands the lead to another
-// goroutine and serves the request itself, so that a request reaches its
-// handler on the goroutine that read it, with its stack already grown. A
-// goroutine with nothing to do waits, idle, for the next job, and exits
-// after idleTimeout without one. All of them exit once the connection has
-// ended and their handlers have returned (see Conn.Wait).
+// The goroutines of a Conn take turns at leading the read loop, which
+// serves requests where they are read (see Conn.lead). When a handler or a
+// flush holds the leading goroutine up, the lead passes to an idle
+// goroutine, or a new one; the one held up finishes its request, serves the
+// requests queued for its handler slot, and then waits, idle, for the lead
+// to come back to it. A goroutine idle for idleTimeout exits. All of them
+// exit once the connection has ended and their handlers have returned (see
+// Conn.Wait).
 
 // idleTimeout is how long a goroutine of the Conn waits for work before it
 // exits. Keeping goroutines (and their grown stacks) across bursts of
@@ -20,16 +20,11 @@ import (
 // spell is what keeps an idle connection small.
 const idleTimeout = 2 * time.Second
 
-// job is what a goroutine of the Conn is asked to do: lead the read loop
-// (reader set) or serve a request (task set).
-type job struct {
-	reader *reader
-	task   task
-}
-
 // task is a decoded request, waiting for or holding a handler slot.
 type task interface {
-	run(c *Conn)
+	// run serves the request; leading says that the goroutine leads the
+	// read loop (it posts its reply rather than writing it).
+	run(c *Conn, leading bool)
 	discard() // releases a task that will never run
 }
 
@@ -37,7 +32,7 @@ type task interface {
 // the bound queue in arrival order; a goroutine that finishes a request
 // takes the next queued one with the same slot.
 type workers struct {
-	jobs chan job // unbuffered: a send succeeds only into an idle goroutine
+	leads chan *reader // unbuffered: a send succeeds only into an idle goroutine
 
 	mu      sync.Mutex
 	max     int // handler slots
@@ -53,17 +48,16 @@ type workers struct {
 
 func (w *workers) init(max int) {
 	w.max = max
-	w.jobs = make(chan job)
+	w.leads = make(chan *reader)
 }
 
 // admission is what acquire did with a task.
 type admission uint8
 
 const (
-	admitted     admission = iota // it holds a handler slot: run it
-	admittedIdle                  // the same, and no other handler was running
-	queued                        // it waits for a slot
-	refused                       // discarded: Close or Shutdown came first
+	admitted admission = iota // it holds a handler slot: run it
+	queued                    // it waits for a slot
+	refused                   // discarded: Close or Shutdown came first
 )
 
 // acquire takes a handler slot for t, or queues t, or discards it after
@@ -81,11 +75,7 @@ func (w *workers) acquire(t task) admission {
 		return queued
 	}
 	w.active++
-	idle := w.active == 1
 	w.mu.Unlock()
-	if idle {
-		return admittedIdle
-	}
 	return admitted
 }
 
@@ -139,52 +129,47 @@ func (w *workers) drop() {
 	}
 }
 
-// handOff gives j to an idle goroutine of the Conn, or to a new one.
-func (c *Conn) handOff(j job) {
+// passLead gives the lead of the read loop to an idle goroutine of the
+// Conn, or to a new one.
+func (c *Conn) passLead(rd *reader) {
 	select {
-	case c.workers.jobs <- j:
+	case c.workers.leads <- rd:
 	default:
-		c.running.Add(1) // the caller is a counted goroutine: see Wait
-		go c.work(j)
+		c.running.Add(1) // the lead's holder is a counted goroutine: see Wait
+		go c.work(rd)
 	}
 }
 
-// work is the body of every goroutine of the Conn.
-func (c *Conn) work(j job) {
+// work is the body of every goroutine of the Conn: it leads the read loop,
+// and when the lead passes on, waits for it to come back.
+func (c *Conn) work(rd *reader) {
 	defer c.running.Done()
 	var idle *time.Timer // made on first use: a goroutine that leads until the end needs none
 	for {
-		t := j.task
-		if j.reader != nil {
-			if t = c.lead(j.reader); t == nil {
-				return // reading has ended
-			}
-		}
-		for t != nil {
-			t.run(c)
-			t = c.workers.next()
+		if !c.lead(rd) {
+			return // reading has ended
 		}
 		if idle == nil {
 			idle = time.NewTimer(idleTimeout)
 		}
 		var ok bool
-		if j, ok = c.awaitJob(idle); !ok {
+		if rd, ok = c.awaitLead(idle); !ok {
 			return
 		}
 	}
 }
 
-// awaitJob waits, idle, for the next job; it reports false when the
-// goroutine should exit instead: enough others are idle, or the connection
-// has ended, after which no job is handed off.
-func (c *Conn) awaitJob(idle *time.Timer) (job, bool) {
+// awaitLead waits, idle, for the lead to come back; it reports false when
+// the goroutine should exit instead: it waited idleTimeout, or the
+// connection has ended.
+func (c *Conn) awaitLead(idle *time.Timer) (*reader, bool) {
 	idle.Reset(idleTimeout)
 	defer idle.Stop()
 	select {
-	case j := <-c.workers.jobs:
-		return j, true
+	case rd := <-c.workers.leads:
+		return rd, true
 	case <-c.done:
 	case <-idle.C:
 	}
-	return job{}, false
+	return nil, false
 }

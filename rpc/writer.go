@@ -5,11 +5,15 @@ import (
 	"sync"
 )
 
-// writer writes whole frames to the Conn's stream. When a Write is in
-// progress, frames from other goroutines queue up and go out together in
-// the next Write, so that under load many frames cost one system call; a
-// frame is never split across writes, and frames of one goroutine keep
-// their order. Without contention a frame is one Write.
+// writer writes whole frames to the Conn's stream, never splitting one
+// across writes. Frames that arrive while a Write is in progress queue up
+// and go out together in the next Write, so that under load many frames
+// cost one system call; frames of one goroutine keep their order.
+//
+// The goroutine that leads the read loop posts its replies instead of
+// writing them: they join the queue and go out when it flushes, before it
+// next waits for input, so that a burst of requests is answered with one
+// Write.
 //
 // Errors are sticky, as with bufio.Writer: after a Write fails, no more
 // bytes are written, and every frame queued with or after the failed one
@@ -18,14 +22,14 @@ type writer struct {
 	w io.Writer
 
 	mu       sync.Mutex
-	writing  bool          // a goroutine is writing; others queue into next
+	writing  bool          // a goroutine is writing; it also writes what queues meanwhile
 	next     []byte        // frames waiting for the next Write
 	nextDone chan struct{} // closed once the frames in next are written (or failed)
 	spare    []byte        // the buffer of the previous batch, for reuse
 	nextGen  uint64        // generation of the frames in next
-	closed bool   // Close was called: nothing more is written
-	err    error  // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
-	errGen uint64 // generation the sticky error arose with
+	closed   bool          // Close was called: nothing more is written
+	err      error         // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
+	errGen   uint64        // generation the sticky error arose with
 }
 
 // maxRetainedBatch bounds the queue buffer kept between bursts.
@@ -60,38 +64,75 @@ func (w *writer) write(frame []byte) error {
 		w.mu.Unlock()
 		return err
 	}
-	w.writing = true
 	gen := w.nextGen
-	w.nextGen++
+	if len(w.next) > 0 {
+		w.next = append(w.next, frame...) // posted frames go first
+	} else {
+		// The common case: nothing queued, so write the frame as it is.
+		w.nextGen++
+		w.writing = true
+		w.mu.Unlock()
+		_, err := w.w.Write(frame)
+		w.mu.Lock()
+		w.finish(gen, err, nil)
+	}
+	w.flushLocked()
+	err := w.outcome(gen)
 	w.mu.Unlock()
+	return err
+}
 
-	_, err := w.w.Write(frame)
-
+// post queues frame for the next flush and returns at once.
+func (w *writer) post(frame []byte) error {
 	w.mu.Lock()
-	w.finish(gen, err, nil)
-	// Flush what queued up meanwhile, batch after batch.
+	defer w.mu.Unlock()
+	if err := w.refuse(); err != nil {
+		return err
+	}
+	w.next = append(w.next, frame...)
+	return nil
+}
+
+// pending reports whether frames are queued.
+func (w *writer) pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.next) > 0
+}
+
+// flush writes the queued frames, unless a Write is in progress, whose
+// writer writes them next.
+func (w *writer) flush() {
+	w.mu.Lock()
+	if !w.writing {
+		w.flushLocked()
+	}
+	w.mu.Unlock()
+}
+
+// flushLocked writes what is queued, batch after batch, until nothing is.
+// Called with mu held and writing unset; it unlocks mu around each Write.
+func (w *writer) flushLocked() {
+	w.writing = true
 	for len(w.next) > 0 && w.err == nil && !w.closed {
-		batch, g, done := w.next, w.nextGen, w.nextDone
+		batch, gen, done := w.next, w.nextGen, w.nextDone
 		w.next, w.spare, w.nextDone = w.spare[:0], nil, nil
 		w.nextGen++
 		w.mu.Unlock()
-		_, berr := w.w.Write(batch)
+		_, err := w.w.Write(batch)
 		w.mu.Lock()
 		if cap(batch) <= maxRetainedBatch {
 			w.spare = batch
 		}
-		w.finish(g, berr, done)
+		w.finish(gen, err, done)
 	}
 	if len(w.next) > 0 { // closed or failed: the frames still queued fail
-		g, done := w.nextGen, w.nextDone
+		gen, done := w.nextGen, w.nextDone
 		w.next, w.nextDone = w.next[:0], nil
 		w.nextGen++
-		w.finish(g, w.refuse(), done)
+		w.finish(gen, w.refuse(), done)
 	}
 	w.writing = false
-	err = w.outcome(gen)
-	w.mu.Unlock()
-	return err
 }
 
 // finish records that generation gen was written, with err, and wakes its
