@@ -173,6 +173,7 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-c.workers.drain():
+		c.out.flush() // replies posted by the read loop's goroutine go out too
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

@@ -54,6 +54,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 			if tail > 0 {
 				c.drop(Drop{Reason: DropUnterminated, Size: int64(tail)})
 			}
+			c.out.flush() // nothing may stay posted once reading ends
 			c.endReading(err)
 			return false
 		}
