@@ -34,7 +34,11 @@ func (m Method[P, R]) Name() string { return m.name }
 // nothing. A result member that is absent leaves R at its zero value.
 func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 	var r R
-	err := call(ctx, c, m.name, m.omitParams, params, &r)
+	pc, err := call(ctx, c, m.name, m.omitParams, params)
+	if err != nil {
+		return r, err
+	}
+	err = decodeResult(pc, &r)
 	return r, err
 }
 

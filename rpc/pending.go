@@ -13,10 +13,17 @@ import (
 // table (the response, its context, the end of the connection, or a failed
 // write); the remover owns it until it signals done.
 type pendingCall struct {
-	done   chan struct{} // buffered: the settler never blocks
-	result any           // pointer to the caller's result value
-	err    error
+	done chan struct{} // buffered: the settler never blocks
+	// result is a copy of the raw result, which the caller decodes on its
+	// own goroutine: into a value on its stack, and in parallel with other
+	// callers rather than on the read loop.
+	result    []byte
+	hasResult bool // the response had a result member
+	err       error
 }
+
+// maxPooledResult bounds the result buffer a pooled call keeps.
+const maxPooledResult = 64 << 10
 
 type pendingCalls struct {
 	mu     sync.Mutex
@@ -32,14 +39,12 @@ var pendingPool = sync.Pool{New: func() any {
 func (p *pendingCalls) init() { p.calls = make(map[uint64]*pendingCall) }
 
 // add registers a call and returns its id.
-func (p *pendingCalls) add(result any) (uint64, *pendingCall, error) {
+func (p *pendingCalls) add() (uint64, *pendingCall, error) {
 	pc := pendingPool.Get().(*pendingCall)
-	pc.result = result
 	p.mu.Lock()
 	if p.ended != nil {
 		err := p.ended
 		p.mu.Unlock()
-		pc.result = nil
 		pendingPool.Put(pc)
 		return 0, nil, err
 	}
@@ -80,15 +85,16 @@ func (p *pendingCalls) failAll(err error) {
 	}
 }
 
-// call sends a request and waits for its outcome; result points to the
-// value the result is decoded into.
-func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P, result any) error {
+// call sends a request and waits for its outcome. On success it returns
+// the settled call, whose raw result the caller decodes before it calls
+// release.
+func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) (*pendingCall, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	id, pc, err := c.pending.add(result)
+	id, pc, err := c.pending.add()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := getFrame()
 	f.request(id, method)
@@ -110,27 +116,51 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	case <-ctx.Done():
 		return c.abandon(id, pc, ctx.Err())
 	}
-	return release(pc)
+	return settled(pc)
 }
 
 // abandon ends the call with err unless another settler took it first, in
 // which case that outcome wins.
-func (c *Conn) abandon(id uint64, pc *pendingCall, err error) error {
+func (c *Conn) abandon(id uint64, pc *pendingCall, err error) (*pendingCall, error) {
 	if c.pending.take(id) != nil {
-		pc.result = nil
-		pendingPool.Put(pc)
-		return err
+		release(pc)
+		return nil, err
 	}
 	<-pc.done
-	return release(pc)
+	return settled(pc)
 }
 
-// release returns a settled call to the pool and returns its error.
-func release(pc *pendingCall) error {
-	err := pc.err
-	pc.err, pc.result = nil, nil
+// settled returns a call that ended with its response, or releases it and
+// returns its error.
+func settled(pc *pendingCall) (*pendingCall, error) {
+	if err := pc.err; err != nil {
+		release(pc)
+		return nil, err
+	}
+	return pc, nil
+}
+
+// decodeResult decodes the call's result into *r (an absent result leaves
+// it as it is) and releases the call.
+func decodeResult[R any](pc *pendingCall, r *R) error {
+	defer release(pc)
+	if !pc.hasResult {
+		return nil
+	}
+	if err := decode(pc.result, r); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidResult, err)
+	}
+	return nil
+}
+
+// release returns a call to the pool.
+func release(pc *pendingCall) {
+	pc.err, pc.hasResult = nil, false
+	if cap(pc.result) > maxPooledResult {
+		pc.result = nil
+	}
+	pc.result = pc.result[:0]
 	pendingPool.Put(pc)
-	return err
 }
 
 // Call sends a request for method with params and decodes the result into
@@ -138,10 +168,18 @@ func release(pc *pendingCall) error {
 // params omits the params member; a nil result discards the result. The
 // outcomes are those of Method.Call.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	if result == nil {
-		result = &discard{}
+	pc, err := call(ctx, c, method, params == nil, params)
+	if err != nil {
+		return err
 	}
-	return call(ctx, c, method, params == nil, params, result)
+	defer release(pc)
+	if result == nil || !pc.hasResult {
+		return nil
+	}
+	if err := decodeAny(pc.result, result); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidResult, err)
+	}
+	return nil
 }
 
 // Notify sends the notification method with params, for methods known only
@@ -150,11 +188,6 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return notify(ctx, c, method, params == nil, params)
 }
-
-// discard is a result type that accepts any JSON value.
-type discard struct{}
-
-func (*discard) UnmarshalJSON([]byte) error { return nil }
 
 func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
 	if err := ctx.Err(); err != nil {

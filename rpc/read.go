@@ -217,23 +217,17 @@ func (c *Conn) handleResponse(env *wire.Envelope, line []byte) {
 		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: int64(len(line))})
 		return
 	}
-	pc.settle(responseOutcome(env, pc.result))
-}
-
-// responseOutcome decodes a response into the call's result, or returns the
-// error it carries (WIRE.md §2.7): an error member that is an object or an
-// array rejects the call; any other error member is ignored.
-func responseOutcome(env *wire.Envelope, result any) error {
+	// WIRE.md §2.7: an error member that is an object or an array rejects
+	// the call; any other error member is ignored.
 	if k := env.Error.Kind; k == wire.Object || k == wire.Array {
-		return parseErrorObject(env.Error)
+		pc.settle(parseErrorObject(env.Error))
+		return
 	}
-	if env.Result.Kind == wire.Absent {
-		return nil
+	if env.Result.Kind != wire.Absent {
+		pc.result = append(pc.result[:0], env.Result.Raw...)
+		pc.hasResult = true
 	}
-	if err := decodeAny(env.Result.Raw, result); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidResult, err)
-	}
-	return nil
+	pc.settle(nil)
 }
 
 // parseErrorObject reads a peer's error object leniently: a code that is not
