@@ -161,10 +161,11 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// Shutdown ends the connection gracefully, as http.Server.Shutdown does: the
-// requests read from now on are dropped unanswered, the requests already
-// read (running or waiting for a handler slot) are served and answered,
-// and then the connection is closed as by Close. If ctx ends first,
+// Shutdown ends the connection gracefully, as http.Server.Shutdown does:
+// the requests among the lines received so far are served and answered
+// (running, waiting for a handler slot, or not yet handled), the requests
+// in input received later are dropped unanswered (DropShutdown), and then
+// the connection is closed as by Close. If ctx ends first,
 // Shutdown closes the connection at once and returns ctx.Err(). A program
 // that serves a peer until a "shutdown" request calls it after that
 // request's handler returned, to let its response reach the peer. It must

@@ -22,6 +22,7 @@ type reader struct {
 	env     wire.Envelope
 	fixed   []byte // scratch for lines with invalid UTF-8
 	name    []byte // scratch for method names with escapes
+	late    bool   // the input being handled came after Shutdown began
 }
 
 // lead runs the read loop on the calling goroutine. Requests are served
@@ -37,15 +38,22 @@ type reader struct {
 // then finished what it was serving), false when reading has ended.
 func (c *Conn) lead(rd *reader) (passed bool) {
 	for {
-		if !rd.lines.HasLine() && c.out.pending() {
+		waiting := !rd.lines.HasLine()
+		if waiting && c.out.pending() {
 			// About to wait for input: first send the replies of the burst.
-			c.watch()
+			token := c.watch()
 			c.out.flush()
-			if !c.unwatch() {
+			if !c.unwatch(token) {
 				return true
 			}
 		}
+		if waiting {
+			rd.late = c.workers.waitInput(true)
+		}
 		ev, tail, err := rd.lines.Next()
+		if waiting {
+			c.workers.waitInput(false)
+		}
 		if c.closed() {
 			c.endReading(nil)
 			return false
@@ -66,7 +74,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 		if t == nil {
 			continue
 		}
-		switch c.workers.acquire(t) {
+		switch c.workers.acquire(t, rd.late) {
 		case queued:
 			continue
 		case refused:
@@ -74,9 +82,9 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 			continue
 		}
 		for ; t != nil; t = c.workers.next() {
-			c.watch()
+			token := c.watch()
 			t.run(c, true)
-			if !c.unwatch() {
+			if !c.unwatch(token) {
 				// The lead has passed on: send the reply posted meanwhile,
 				// and serve what holds the slot as any goroutine would.
 				c.out.flush()
@@ -91,6 +99,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 
 // endReading records the end of the input, or Close when err is nil.
 func (c *Conn) endReading(err error) {
+	c.workers.waitInput(true) // for good: Shutdown waits for no more input
 	c.rmu.Lock()
 	c.reading = false
 	if c.rclosed && c.deadline != nil {

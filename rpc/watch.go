@@ -12,13 +12,16 @@ import (
 const leadPatience = 100 * time.Microsecond
 
 // leadWatch passes the lead of the read loop on when its holder is held
-// up. The holder arms it before serving a request (or flushing) and
-// disarms it after; if the timer fires first, it takes the lead from the
-// holder and gives it to another goroutine. Exactly one of the two wins
-// each arming, by the compare-and-swap on armed; a late firing that finds
-// a later arming passes the lead early, which is harmless.
+// up. The holder arms it before serving a request (or flushing), with a
+// token of its own, and disarms it after; if the timer fires first, it
+// takes the lead from the holder and gives it to another goroutine.
+// Exactly one of the two wins each arming, by compare-and-swap on armed. A
+// holder that lost the lead finds a later holder's token there and leaves
+// the watch alone; a late firing that finds a later arming passes the lead
+// early, which is harmless.
 type leadWatch struct {
-	armed  atomic.Bool
+	armed  atomic.Uint64 // the token of the armed holder; 0 when disarmed
+	tokens atomic.Uint64
 	timer  *time.Timer
 	reader *reader // the state of the read loop, handed on with the lead
 }
@@ -29,22 +32,27 @@ func (c *Conn) initWatch(rd *reader) {
 	c.lw.timer.Stop()
 }
 
-// watch arms the watch.
-func (c *Conn) watch() {
-	c.lw.armed.Store(true)
+// watch arms the watch and returns the token that disarms it.
+func (c *Conn) watch() uint64 {
+	token := c.lw.tokens.Add(1)
+	c.lw.armed.Store(token)
 	c.lw.timer.Reset(leadPatience)
+	return token
 }
 
-// unwatch disarms the watch and reports whether the caller still leads.
-func (c *Conn) unwatch() bool {
-	kept := c.lw.armed.CompareAndSwap(true, false)
+// unwatch disarms the watch armed with token and reports whether the
+// caller still leads.
+func (c *Conn) unwatch(token uint64) bool {
+	if !c.lw.armed.CompareAndSwap(token, 0) {
+		return false
+	}
 	c.lw.timer.Stop()
-	return kept
+	return true
 }
 
 // takeLead runs when the watch fires.
 func (c *Conn) takeLead() {
-	if c.lw.armed.CompareAndSwap(true, false) {
+	if token := c.lw.armed.Load(); token != 0 && c.lw.armed.CompareAndSwap(token, 0) {
 		c.passLead(c.lw.reader)
 	}
 }

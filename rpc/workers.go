@@ -40,10 +40,15 @@ type workers struct {
 	queue   []task
 	head    int
 	dropped bool // Close was called: queued and new requests are discarded
-	// draining is set by Shutdown: requests read from then on are not
-	// served; drained is closed when the last slot is released.
+	// draining is set by Shutdown. The lines the Conn had received by
+	// then are still handled; requests in later input are refused.
+	// drained is closed once the read loop waits for input (or reading
+	// has ended) and no slot is in use.
 	draining bool
 	drained  chan struct{}
+	// waiting says the read loop has handled every line it received and
+	// waits for input, or that reading has ended.
+	waiting bool
 }
 
 func (w *workers) init(max int) {
@@ -61,10 +66,10 @@ const (
 )
 
 // acquire takes a handler slot for t, or queues t, or discards it after
-// Close or Shutdown.
-func (w *workers) acquire(t task) admission {
+// Close, or when it came in input received after Shutdown began (late).
+func (w *workers) acquire(t task, late bool) admission {
 	w.mu.Lock()
-	if w.dropped || w.draining {
+	if w.dropped || late {
 		w.mu.Unlock()
 		t.discard()
 		return refused
@@ -86,10 +91,7 @@ func (w *workers) next() task {
 	defer w.mu.Unlock()
 	if w.head == len(w.queue) || w.dropped {
 		w.active--
-		if w.active == 0 && w.drained != nil {
-			close(w.drained)
-			w.drained = nil
-		}
+		w.checkDrained()
 		return nil
 	}
 	t := w.queue[w.head]
@@ -107,17 +109,33 @@ func (w *workers) drain() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.draining = true
-	if w.active == 0 {
-		done := make(chan struct{})
-		close(done)
-		return done
-	}
 	if w.drained == nil {
 		w.drained = make(chan struct{})
 	}
-	return w.drained
+	done := w.drained
+	w.checkDrained()
+	return done
 }
 
+// checkDrained closes drained when Shutdown has nothing more to wait for.
+// Called with mu held.
+func (w *workers) checkDrained() {
+	if w.draining && w.drained != nil && w.waiting && w.active == 0 {
+		close(w.drained)
+		w.drained = nil
+	}
+}
+
+// waitInput records that the read loop is about to wait for input (true)
+// or has received some (false), and reports whether input received from
+// now on is late: Shutdown has begun.
+func (w *workers) waitInput(waiting bool) (late bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waiting = waiting
+	w.checkDrained()
+	return w.draining
+}
 // drop discards the queued tasks and every task queued later.
 func (w *workers) drop() {
 	w.mu.Lock()

@@ -100,13 +100,25 @@ func (w *writer) pending() bool {
 	return len(w.next) > 0
 }
 
-// flush writes the queued frames, unless a Write is in progress, whose
-// writer writes them next.
+// flush returns once the frames queued so far have been written (or have
+// failed): it writes them, or, when a Write is in progress, waits for its
+// writer to write them next.
 func (w *writer) flush() {
 	w.mu.Lock()
-	if !w.writing {
-		w.flushLocked()
+	if len(w.next) == 0 {
+		w.mu.Unlock()
+		return
 	}
+	if w.writing {
+		if w.nextDone == nil {
+			w.nextDone = make(chan struct{})
+		}
+		done := w.nextDone
+		w.mu.Unlock()
+		<-done
+		return
+	}
+	w.flushLocked()
 	w.mu.Unlock()
 }
 

@@ -3,6 +3,7 @@ package sdkproto
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 )
 
@@ -180,7 +181,11 @@ func (b ContentBlock) Member(key string) json.RawMessage {
 // Failed reports the tool-result flag: IsError when set, else false.
 func (b ContentBlock) Failed() bool { return b.IsError != nil && *b.IsError }
 
-func (b *ContentBlock) fields() []field {
+func (b *ContentBlock) fields() []field { return b.fieldsAt(0) }
+
+// fieldsAt are the fields of a block nested depth levels deep in content
+// (the depth matters only to decoding, see maxContentDepth).
+func (b *ContentBlock) fieldsAt(depth int) []field {
 	fs := []field{reqString("type", &b.Type)}
 	present := func(t ...string) bool {
 		for _, x := range t {
@@ -200,7 +205,7 @@ func (b *ContentBlock) fields() []field {
 		strWhen("name", &b.Name, func() bool { return present(BlockTypeToolCall) }),
 		strWhen("arguments", &b.Arguments, func() bool { return present(BlockTypeToolCall) }),
 		strWhen("toolCallId", &b.ToolCallID, func() bool { return present(BlockTypeToolResult) }),
-		field{"content", func(r json.RawMessage) { b.Content, _ = decodeBlocks(r) }, func() (json.RawMessage, bool) {
+		field{"content", func(r json.RawMessage) { b.Content, _ = decodeBlocksAt(r, depth+1) }, func() (json.RawMessage, bool) {
 			if b.Content == nil && !present(BlockTypeToolResult) {
 				return nil, false
 			}
@@ -222,9 +227,26 @@ func strWhen(key string, p *string, when func() bool) field {
 }
 
 // UnmarshalJSON decodes any JSON value into b, keeping its bytes.
-func (b *ContentBlock) UnmarshalJSON(data []byte) error {
+func (b *ContentBlock) UnmarshalJSON(data []byte) error { return b.decode(data, 0) }
+
+// maxContentDepth bounds the nesting of content blocks that is decoded
+// (tool results holding tool results...; upstream's tool results hold
+// text and image blocks only, one level). Each level of decoding re-reads
+// and re-encodes the levels below it, so the cost grows with the square
+// of the depth times the size, and faster for deep narrow input: 500
+// levels (17 KB) took 22 s before the bound. A block deeper than the
+// bound fails to decode, so the content array holding it stays undecoded
+// (Content nil) but is kept verbatim in the enclosing block's bytes.
+const maxContentDepth = 4
+
+var errContentTooDeep = errors.New("sdkproto: content blocks nested too deeply")
+
+func (b *ContentBlock) decode(data []byte, depth int) error {
 	*b = ContentBlock{}
-	obj, err := decodeFields(&b.k, data, b.fields())
+	if depth > maxContentDepth {
+		return errContentTooDeep
+	}
+	obj, err := decodeFields(&b.k, data, b.fieldsAt(depth))
 	b.isObject = obj
 	return err
 }
@@ -281,14 +303,17 @@ func objectOnly(isObject bool, err error) error {
 
 // decodeBlocks decodes a JSON array of blocks; ok is false (and blocks nil)
 // when r is not an array. An empty array gives a non-nil empty slice.
-func decodeBlocks(r json.RawMessage) (blocks []ContentBlock, ok bool) {
+func decodeBlocks(r json.RawMessage) (blocks []ContentBlock, ok bool) { return decodeBlocksAt(r, 0) }
+
+// decodeBlocksAt decodes the content of a block depth-1 levels deep.
+func decodeBlocksAt(r json.RawMessage, depth int) (blocks []ContentBlock, ok bool) {
 	elems, ok := splitArray(r)
 	if !ok {
 		return nil, false
 	}
 	blocks = make([]ContentBlock, len(elems))
 	for i, e := range elems {
-		if blocks[i].UnmarshalJSON(e) != nil {
+		if blocks[i].decode(e, depth) != nil {
 			return nil, false
 		}
 	}

@@ -135,6 +135,12 @@ func TestDemoProcessTextTurn(t *testing.T) {
 	}
 	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"say hi"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
+	if !slices.Contains(labels, "result") {
+		// The turn's events may overtake the reply all the way (WIRE.md
+		// §5.3): read on until it comes.
+		l, f := d.collect(t, "result")
+		labels, frames = append(labels, l...), append(frames, f...)
+	}
 	want := []string{
 		"event main 0 agent/inbox/spliced", "status main running", "event main 1 turn/start",
 		"event main 2 agent/inbox/spliced", "event main 3 step/start", "event main 4 user/message",
@@ -197,6 +203,12 @@ func TestDemoProcessSubagentAndFailure(t *testing.T) {
 	d.next(t)
 	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/subagent count to three"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
+	if !slices.Contains(labels, "result") {
+		// The turn's events may overtake the reply all the way (WIRE.md
+		// §5.3): read on until it comes.
+		l, f := d.collect(t, "result")
+		labels, frames = append(labels, l...), append(frames, f...)
+	}
 	text := strings.Join(labels, "\n")
 	i := strings.Index(text, "tool/call")
 	j := strings.Index(text, "subagent.started")
