@@ -136,6 +136,7 @@ func (w *workers) waitInput(waiting bool) (late bool) {
 	w.checkDrained()
 	return w.draining
 }
+
 // drop discards the queued tasks and every task queued later.
 func (w *workers) drop() {
 	w.mu.Lock()
