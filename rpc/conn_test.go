@@ -223,3 +223,33 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 		t.Fatalf("Err = %v", p.conn.Err())
 	}
 }
+
+// Both ends under load at once, over a pipe that blocks each Write until
+// the other end reads it: neither end may stop reading while it waits to
+// write (TestConcurrentCallersBothWaysDoNotDeadlock regresses a flush that
+// waited for the other end's writer before reading).
+func TestConcurrentCallersBothWaysDoNotDeadlock(t *testing.T) {
+	regA, regB := echoRegistry(), echoRegistry()
+	a, b := pair(t, regA, regB)
+	done := make(chan error, 64)
+	for i := range 64 {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		go func() {
+			for range 200 {
+				if r, err := echo.Call(context.Background(), c, echoParams{"x"}); err != nil || r.Echo != "x" {
+					done <- fmt.Errorf("call: %v %v", r, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 64 {
+		if err := within(t, done); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

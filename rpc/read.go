@@ -42,7 +42,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 		if waiting && c.out.pending() {
 			// About to wait for input: first send the replies of the burst.
 			token := c.watch()
-			c.out.flush()
+			c.out.kick()
 			if !c.unwatch(token) {
 				return true
 			}
@@ -87,7 +87,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 			if !c.unwatch(token) {
 				// The lead has passed on: send the reply posted meanwhile,
 				// and serve what holds the slot as any goroutine would.
-				c.out.flush()
+				c.out.kick()
 				for t = c.workers.next(); t != nil; t = c.workers.next() {
 					t.run(c, false)
 				}

@@ -100,6 +100,18 @@ func (w *writer) pending() bool {
 	return len(w.next) > 0
 }
 
+// kick writes the queued frames unless a Write is in progress, whose writer
+// writes them next. The goroutine leading the read loop kicks before it
+// waits for input: waiting instead for another writer (blocked, perhaps,
+// on a peer that is itself writing) would stop both ends from reading.
+func (w *writer) kick() {
+	w.mu.Lock()
+	if !w.writing {
+		w.flushLocked()
+	}
+	w.mu.Unlock()
+}
+
 // flush returns once the frames queued so far have been written (or have
 // failed): it writes them, or, when a Write is in progress, waits for its
 // writer to write them next.
