@@ -1,0 +1,21 @@
+// Package fuzz holds the native fuzz targets and the rapid properties that
+// show a peer cannot crash, hang, leak or lose a good frame of a linerpc
+// connection, whatever bytes it sends and however they are cut.
+//
+// It has no API: everything is in its tests. The targets are
+//
+//	FuzzLineFraming  bytes in fuzzer-chosen chunks: lines.Reader and Conn
+//	FuzzEnvelope     wire.Scanner against encoding/json and go-json
+//	FuzzDispatch     any lines to a serving Conn: one well-formed answer per request
+//	FuzzResponses    any lines to a Conn with pending calls: the right call settles, once
+//	FuzzSDKPayloads  any bytes as every sdkproto type, and through a Client
+//
+// Run one with
+//
+//	go test ./fuzz -run '^$' -fuzz '^FuzzDispatch$' -fuzztime 1m -parallel 1
+//
+// and all of them with make fuzz. The seed corpora under testdata/fuzz are
+// generated from testdata/vectors and testdata/transcripts by
+//
+//	go test ./fuzz -run TestSeedCorpus -update
+package fuzz
