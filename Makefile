@@ -20,7 +20,7 @@ vet:
 
 ## lint: vet plus staticcheck (fetched through the Go module proxy).
 lint: vet
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 ## realruntime: install the pinned real DSH runtime the sdkproto tests drive.
 realruntime:

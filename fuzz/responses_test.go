@@ -49,7 +49,7 @@ func FuzzResponses(f *testing.F) {
 		// responses match nothing.
 		complete, tail := splitLines(data)
 		complete = append(complete, tail)
-		type outcome struct{ err, invalid bool }
+		type outcome struct{ err bool }
 		settled := map[int64]outcome{}
 		unmatched := 0
 		for range 2 {

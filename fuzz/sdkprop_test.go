@@ -11,7 +11,6 @@ import (
 
 var (
 	genText  = rapid.StringN(0, 12, -1)
-	genInt   = rapid.Int64Range(-1<<53+1, 1<<53-1)
 	genRaw   = rapid.SampledFrom([]json.RawMessage{json.RawMessage(`{"x":[1,2]}`), json.RawMessage(`"s"`), json.RawMessage(`null`), json.RawMessage(`12.5`), json.RawMessage(`[]`)})
 	genWidth = rapid.Int64Range(0, 1<<31)
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,7 +237,9 @@ func TestOversizeLineDoesNotStall(t *testing.T) {
 	drops := make(chan rpc.Drop, 4)
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry(), MaxFrameSize: 1 << 10, OnDrop: func(d rpc.Drop) { drops <- d }})
 	big := strings.Repeat("x", 1<<20) // far beyond the limit and the read buffer
-	go p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + big + `"}}`)
+	// Written from another goroutine: the pipe gives way only as the Conn
+	// reads, and the test waits for the drop meanwhile.
+	go io.WriteString(p.in, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"`+big+`"}}`+"\n")
 	d := within(t, drops)
 	if d.Reason != rpc.DropOversize || d.Size < 1<<20 {
 		t.Fatalf("drop = %v size %d", d.Reason, d.Size)
