@@ -3,7 +3,6 @@ package rpc_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"net"
 	"strings"
 	"testing"
@@ -75,19 +74,27 @@ func BenchmarkRoundTrip(b *testing.B) {
 // BenchmarkRoundTripFloor is a request and its response as bare go-json
 // lines over net.Pipe: encode, write, read a line, decode, on both sides.
 func BenchmarkRoundTripFloor(b *testing.B) {
+	b.ReportAllocs()
+	floorCalls(b, helloPrompt, func(p promptParams) bool { return p.SessionID == "main" })
+}
+
+// floorCalls runs b.N calls with params as bare go-json lines over
+// net.Pipe; the serving side decodes the params, checks them with valid,
+// and answers {"messageId":"m-1"}.
+func floorCalls[P any](b *testing.B, params P, valid func(P) bool) {
 	x, y := net.Pipe()
 	defer x.Close()
 	defer y.Close()
 	go func() {
-		rd := bufio.NewReader(x)
+		rd := bufio.NewReaderSize(x, 2<<20)
 		for {
 			line, err := rd.ReadSlice('\n')
 			if err != nil {
 				return
 			}
-			var p promptParams
-			if gojson.Unmarshal(line, &p) != nil {
-				return
+			var p P
+			if gojson.Unmarshal(line, &p) != nil || !valid(p) {
+				panic("bad params")
 			}
 			out, _ := gojson.Marshal(promptResult{MessageID: "m-1"})
 			if _, err := x.Write(append(out, '\n')); err != nil {
@@ -96,9 +103,8 @@ func BenchmarkRoundTripFloor(b *testing.B) {
 		}
 	}()
 	rd := bufio.NewReader(y)
-	b.ReportAllocs()
 	for b.Loop() {
-		out, _ := gojson.Marshal(helloPrompt)
+		out, _ := gojson.Marshal(params)
 		if _, err := y.Write(append(out, '\n')); err != nil {
 			b.Fatal(err)
 		}
@@ -255,44 +261,7 @@ func BenchmarkLargePayload(b *testing.B) {
 
 // BenchmarkLargePayloadFloor is the same call as bare go-json lines.
 func BenchmarkLargePayloadFloor(b *testing.B) {
-	x, y := net.Pipe()
-	defer x.Close()
-	defer y.Close()
-	go func() {
-		rd := bufio.NewReaderSize(x, 2<<20)
-		for {
-			line, err := rd.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			var p blobParams
-			if gojson.Unmarshal(line, &p) != nil || len(p.Data) != 1<<20 {
-				panic("bad blob")
-			}
-			out, _ := gojson.Marshal(promptResult{MessageID: "m-1"})
-			if _, err := x.Write(append(out, '\n')); err != nil {
-				return
-			}
-		}
-	}()
-	rd := bufio.NewReader(y)
-	p := blobParams{Data: strings.Repeat("QUJD", 1<<18)}
 	b.ReportAllocs()
 	b.SetBytes(1 << 20)
-	for b.Loop() {
-		out, _ := gojson.Marshal(p)
-		if _, err := y.Write(append(out, '\n')); err != nil {
-			b.Fatal(err)
-		}
-		line, err := rd.ReadSlice('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		var r promptResult
-		if err := gojson.Unmarshal(line, &r); err != nil {
-			b.Fatal(err)
-		}
-	}
+	floorCalls(b, blobParams{Data: strings.Repeat("QUJD", 1<<18)}, func(p blobParams) bool { return len(p.Data) == 1<<20 })
 }
-
-var _ = io.Discard

@@ -20,7 +20,6 @@ import (
 // A Conn never closes r or w: they belong to the caller.
 type Conn struct {
 	r io.Reader
-	w io.Writer
 
 	reg          *Registry
 	maxFrameSize int
@@ -72,7 +71,6 @@ type connKey struct{}
 func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	c := &Conn{
 		r:            r,
-		w:            w,
 		reg:          opts.handler(),
 		maxFrameSize: opts.maxFrameSize(),
 		onDrop:       opts.onDrop(),

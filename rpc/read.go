@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/wire"
 )
@@ -255,12 +254,12 @@ func parseErrorObject(v wire.Value) *Error {
 		return e
 	}
 	code, message, data := members["code"], members["message"], members["data"]
-	if k := kindOf(code); k == wire.Number {
+	if k := wire.KindOf(code); k == wire.Number {
 		if n, ok := wire.NumberInt64(code); ok {
 			e.Code, e.CodeMissing = Code(n), false
 		}
 	}
-	if kindOf(message) == wire.String {
+	if wire.KindOf(message) == wire.String {
 		var msg string
 		if err := decode(message, &msg); err == nil {
 			e.Message = msg
@@ -270,16 +269,6 @@ func parseErrorObject(v wire.Value) *Error {
 		e.Data = data
 	}
 	return e
-}
-
-// decodeAny decodes data into v, a pointer, containing decoder panics.
-func decodeAny(data []byte, v any) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("decoder panic: %v", p)
-		}
-	}()
-	return gojson.Unmarshal(data, v)
 }
 
 // drop reports an ignored line to the hook and the logger.
@@ -297,24 +286,4 @@ func (c *Conn) drop(d Drop) {
 		}
 		c.log.LogAttrs(c.ctx, slog.LevelDebug, "rpc: line dropped", attrs...)
 	}
-}
-
-// kindOf returns the kind of a raw JSON value from its first byte.
-func kindOf(raw []byte) wire.Kind {
-	if len(raw) == 0 {
-		return wire.Absent
-	}
-	switch raw[0] {
-	case 'n':
-		return wire.Null
-	case 't', 'f':
-		return wire.Bool
-	case '"':
-		return wire.String
-	case '[':
-		return wire.Array
-	case '{':
-		return wire.Object
-	}
-	return wire.Number
 }

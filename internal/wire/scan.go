@@ -66,6 +66,15 @@ func kindOf(c byte) Kind {
 	return Number
 }
 
+// KindOf returns the kind of the raw JSON value raw (Absent when it is
+// empty), read from its first byte; raw must be a valid value.
+func KindOf(raw []byte) Kind {
+	if len(raw) == 0 {
+		return Absent
+	}
+	return kindOf(raw[0])
+}
+
 // Value is one JSON value as raw bytes of the line (a sub-slice, never a copy).
 // It aliases the scanned line, so it is only valid as long as that buffer is.
 type Value struct {
