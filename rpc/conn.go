@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/lines"
@@ -39,10 +40,13 @@ type Conn struct {
 
 	// rmu guards the state of the read loop, so that Close can interrupt a
 	// blocked read exactly while one is in progress.
-	rmu      sync.Mutex
-	started  bool
-	reading  bool // the read loop is running
-	rclosed  bool // Close was called: the read loop must not start or dispatch
+	rmu     sync.Mutex
+	started bool
+	reading bool // the read loop is running
+	// rclosed says Close was called: the read loop must not start or
+	// dispatch. It is set under rmu, and read without it by the read loop
+	// once per line.
+	rclosed  atomic.Bool
 	deadline readDeadliner
 
 	// The end of the connection. Invariant: end runs once; it records why
@@ -100,7 +104,7 @@ func ConnFromContext(ctx context.Context) *Conn {
 func (c *Conn) Start() {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	if c.started || c.rclosed {
+	if c.started || c.rclosed.Load() {
 		return
 	}
 	c.started, c.reading = true, true
@@ -146,7 +150,7 @@ func (c *Conn) Wait() error {
 // before Start; it always returns nil.
 func (c *Conn) Close() error {
 	c.rmu.Lock()
-	c.rclosed = true
+	c.rclosed.Store(true)
 	if c.reading && c.deadline != nil {
 		c.deadline.SetReadDeadline(time.Now())
 	}
@@ -191,11 +195,7 @@ func (c *Conn) end(err error) {
 }
 
 // closed reports whether Close was called.
-func (c *Conn) closed() bool {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	return c.rclosed
-}
+func (c *Conn) closed() bool { return c.rclosed.Load() }
 
 // write writes one complete frame (see writer).
 func (c *Conn) write(b []byte) error { return c.out.write(b) }

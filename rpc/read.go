@@ -101,7 +101,7 @@ func (c *Conn) endReading(err error) {
 	c.workers.waitInput(true) // for good: Shutdown waits for no more input
 	c.rmu.Lock()
 	c.reading = false
-	if c.rclosed && c.deadline != nil {
+	if c.rclosed.Load() && c.deadline != nil {
 		c.deadline.SetReadDeadline(time.Time{}) // give the stream back as it was
 	}
 	c.rmu.Unlock()
