@@ -7,11 +7,7 @@
 // scanner does not re-validate UTF-8.
 package wire
 
-import (
-	"encoding/binary"
-	"math/bits"
-	"strconv"
-)
+import "strconv"
 
 // Kind is the JSON type of a value, read from its first byte.
 type Kind uint8
@@ -460,12 +456,6 @@ func hasLit(b []byte, i int, lit string) bool {
 	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
-// SWAR constants for scanning 8 string bytes at a time.
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
 // scanString scans the string token starting with the quote at b[i]. It
 // returns the offset just past the closing quote and whether the string has
 // escapes. On error it returns the offset of the problem and a message.
@@ -473,23 +463,7 @@ func scanString(b []byte, i int) (end int, escaped bool, msg string) {
 	i++
 	n := len(b)
 	for {
-		// Fast path: skip 8 bytes at a time while none is a control
-		// character, '"' or '\\'. The flagged lowest byte is always a true
-		// match (borrows only propagate upward), so we can jump straight to it.
-		for n-i >= 8 {
-			x := binary.LittleEndian.Uint64(b[i:])
-			ctl := (x - 0x20*lsb) &^ x
-			q := x ^ ('"' * lsb)
-			q = (q - lsb) &^ q
-			bs := x ^ ('\\' * lsb)
-			bs = (bs - lsb) &^ bs
-			m := (ctl | q | bs) & msb
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
+		i = indexSpecial(b, i)
 		if i >= n {
 			return n, escaped, "unexpected end of input in string"
 		}
@@ -516,10 +490,8 @@ func scanString(b []byte, i int) (end int, escaped bool, msg string) {
 			default:
 				return i, escaped, "invalid escape in string"
 			}
-		case c < 0x20:
+		default: // a control character
 			return i, escaped, "control character in string"
-		default:
-			i++
 		}
 	}
 }

@@ -31,6 +31,12 @@ func BenchmarkScanLargeString(b *testing.B) {
 	benchScan(b, line, false)
 }
 
+func BenchmarkScanEvent(b *testing.B) {
+	// A ~1 KiB session.event notification: mostly one long string.
+	line := []byte(`{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"main","event":{"type":"assistant/message","seq":12,"time":1767225600000,"data":{"turn":1,"message":{"id":"6f1d3c1e-7d1b-4b8e-9c55-0a1f2e3d4c5b","role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum ", 67)[:800] + `"}]}}}}}`)
+	benchScan(b, line, false)
+}
+
 func BenchmarkScanInvalid(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":12345,"method":"textDocument/hover","params":{"uri":"file:///a/b.go","line":10,"ch":04}}`)
 	benchScan(b, line, true)

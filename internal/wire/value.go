@@ -150,9 +150,9 @@ func numberInt64Slow(raw []byte) (int64, bool) {
 			return 0, false
 		}
 	}
-	// Exponent, saturated: anything beyond ±1e12 is far outside int64 range
+	// Exponent, saturated: anything beyond ±2^30 is far outside int64 range
 	// whatever the mantissa length could be in practice.
-	const expLimit = 1e12
+	const expLimit = 1 << 30 // fits an int on every platform
 	exp := 0
 	if i < n && (raw[i] == 'e' || raw[i] == 'E') {
 		i++
