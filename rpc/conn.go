@@ -156,10 +156,11 @@ func (c *Conn) Close() error {
 	}
 	c.rmu.Unlock()
 
+	c.out.close() // first: a handler that sees its context end writes nothing
 	c.end(ErrClosed)
+	c.endFreeLead()
 	c.cancel()
 	c.workers.drop()
-	c.out.close()
 	return nil
 }
 

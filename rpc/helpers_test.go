@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	checkNoLeak(t)
 	connIn, peerOut := io.Pipe()
 	peerIn, connOut := io.Pipe()
-	c := rpc.NewConn(connIn, connOut, opts)
+	c := rpc.NewConn(interruptible{connIn}, connOut, opts)
 	p := &peer{t: t, conn: c, in: peerOut, out: peerIn, frames: bufio.NewReader(peerIn)}
 	t.Cleanup(func() {
 		c.Close()
@@ -41,6 +42,20 @@ func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	})
 	c.Start()
 	return p
+}
+
+// interruptible gives the Conn's input the SetReadDeadline of the streams
+// whose blocked reads Close can interrupt (net.Conn, os.Pipe), as far as
+// a Conn uses it: a deadline that has passed ends the pipe. With it, a
+// caller whose context cannot end may wait for its response by reading
+// (see rpc.Method.Call), so the scripted tests exercise that path.
+type interruptible struct{ *io.PipeReader }
+
+func (p interruptible) SetReadDeadline(t time.Time) error {
+	if !t.IsZero() && !t.After(time.Now()) {
+		p.CloseWithError(os.ErrDeadlineExceeded)
+	}
+	return nil
 }
 
 // send writes one line (an LF is appended) to the Conn.
@@ -129,7 +144,7 @@ func rpcGoroutines() string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var leaked []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "linerpc/rpc.(*Conn).work") {
+		if strings.Contains(g, "linerpc/rpc.(*Conn).work") || strings.Contains(g, "linerpc/rpc.(*Conn).tick") {
 			leaked = append(leaked, g)
 		}
 	}

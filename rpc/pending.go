@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // pendingCalls is the table of this side's calls awaiting a response, keyed
@@ -20,6 +21,14 @@ type pendingCall struct {
 	result    []byte
 	hasResult bool // the response had a result member
 	err       error
+
+	// canLead says the caller may lead the read loop while it waits (see
+	// call); lead is the lead, when it came to the caller with the
+	// response (see handleResponse).
+	canLead bool
+	lead    *reader
+	parked  atomic.Bool // the caller has nothing left to do but wait
+	settled atomic.Bool // for a caller that leads: its call is settled
 }
 
 // maxPooledResult bounds the result buffer a pooled call keeps.
@@ -39,8 +48,9 @@ var pendingPool = sync.Pool{New: func() any {
 func (p *pendingCalls) init() { p.calls = make(map[uint64]*pendingCall) }
 
 // add registers a call and returns its id.
-func (p *pendingCalls) add() (uint64, *pendingCall, error) {
+func (p *pendingCalls) add(canLead bool) (uint64, *pendingCall, error) {
 	pc := pendingPool.Get().(*pendingCall)
+	pc.canLead = canLead
 	p.mu.Lock()
 	if p.ended != nil {
 		err := p.ended
@@ -67,11 +77,21 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 	return pc
 }
 
+// waiting reports whether calls are pending.
+func (p *pendingCalls) waiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.calls) > 0
+}
+
 // settle ends a call taken from the table.
 func (pc *pendingCall) settle(err error) {
 	pc.err = err
+	pc.settled.Store(true)
 	pc.done <- struct{}{}
 }
+
+func (pc *pendingCall) isSettled() bool { return pc.settled.Load() }
 
 // failAll ends every pending call with err and refuses new ones.
 func (p *pendingCalls) failAll(err error) {
@@ -92,7 +112,14 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	id, pc, err := c.pending.add()
+	// A caller that waits for as long as it takes may wait by reading:
+	// when the lead of the read loop lies free, it takes it and reads its
+	// response itself, which spares the wake-up of a goroutine that would
+	// read it and of the caller. It needs a stream whose reads Close can
+	// interrupt, and a context that cannot end, since a read in progress
+	// cannot be abandoned.
+	canLead := ctx.Done() == nil && c.deadline != nil
+	id, pc, err := c.pending.add(canLead)
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +138,47 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	if err != nil {
 		return c.abandon(id, pc, err)
 	}
+	if canLead {
+		if rd := c.takeFreeLead(); rd != nil {
+			c.leadFor(rd, pc)
+		}
+		// Only now may the lead come to the caller with the response: not
+		// while it writes, for instance, the frames that queued behind its
+		// own, to a peer that stopped reading until they are read.
+		pc.parked.Store(true)
+	}
 	select {
 	case <-pc.done:
 	case <-ctx.Done():
 		return c.abandon(id, pc, ctx.Err())
 	}
+	if rd := pc.lead; rd != nil {
+		pc.lead = nil
+		c.leaveLead(rd)
+	}
 	return settled(pc)
+}
+
+// leadFor leads the read loop for a caller until its call is settled.
+func (c *Conn) leadFor(rd *reader, pc *pendingCall) {
+	if c.lead(rd, pc) == leadSettled {
+		c.leaveLead(rd)
+		return
+	}
+	c.running.Done() // the lead passed on, or reading ended
+}
+
+// leaveLead gives up the lead a caller holds once its call is settled: to a
+// goroutine of the Conn when there is work for the read loop (lines read,
+// replies posted, other calls waiting for responses), else by leaving it
+// free for the next caller (see releaseLead).
+func (c *Conn) leaveLead(rd *reader) {
+	if rd.lines.HasLine() || c.out.pending() || c.pending.waiting() {
+		c.passLead(rd)
+		c.running.Done()
+		return
+	}
+	c.releaseLead(rd)
 }
 
 // abandon ends the call with err unless another settler took it first, in
@@ -155,7 +217,9 @@ func decodeResult[R any](pc *pendingCall, r *R) error {
 
 // release returns a call to the pool.
 func release(pc *pendingCall) {
-	pc.err, pc.hasResult = nil, false
+	pc.err, pc.hasResult, pc.lead = nil, false, nil
+	pc.settled.Store(false)
+	pc.parked.Store(false)
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}

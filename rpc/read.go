@@ -24,6 +24,15 @@ type reader struct {
 	late    bool   // the input being handled came after Shutdown began
 }
 
+// leadOutcome is how a turn at leading the read loop ended.
+type leadOutcome uint8
+
+const (
+	leadPassed  leadOutcome = iota // the lead passed to another goroutine
+	leadEnded                      // reading has ended
+	leadSettled                    // the leader's own call was settled (callers only)
+)
+
 // lead runs the read loop on the calling goroutine. Requests are served
 // right where they were read, one after the other, under a watch (see
 // watch): a handler that takes longer than leadPatience, or a flush that
@@ -33,9 +42,10 @@ type reader struct {
 // any, and a slow or blocking handler (one that calls back the peer and
 // waits, say) still never stops the stream for long.
 //
-// It returns true when the lead passed to another goroutine (this one has
-// then finished what it was serving), false when reading has ended.
-func (c *Conn) lead(rd *reader) (passed bool) {
+// A caller that waits for its response may lead too (see call): own is its
+// call, and the turn ends once the call is settled. For a goroutine of the
+// Conn, own is nil.
+func (c *Conn) lead(rd *reader, own *pendingCall) leadOutcome {
 	for {
 		waiting := !rd.lines.HasLine()
 		if waiting && c.out.pending() {
@@ -43,8 +53,11 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 			token := c.watch()
 			c.out.kick()
 			if !c.unwatch(token) {
-				return true
+				return leadPassed
 			}
+		}
+		if own != nil && own.isSettled() {
+			return leadSettled // by the end of the connection
 		}
 		if waiting {
 			rd.late = c.workers.waitInput(true)
@@ -55,7 +68,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 		}
 		if c.closed() {
 			c.endReading(nil)
-			return false
+			return leadEnded
 		}
 		if err != nil {
 			if tail > 0 {
@@ -63,13 +76,19 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 			}
 			c.out.flush() // nothing may stay posted once reading ends
 			c.endReading(err)
-			return false
+			return leadEnded
 		}
 		if ev.Oversize {
 			c.drop(Drop{Reason: DropOversize, Size: ev.Size})
 			continue
 		}
-		t := c.dispatch(rd, ev.Line)
+		t, handOver := c.dispatch(rd, ev.Line, own)
+		if handOver {
+			return leadPassed // to the caller whose response this was
+		}
+		if own != nil && own.isSettled() {
+			return leadSettled
+		}
 		if t == nil {
 			continue
 		}
@@ -90,7 +109,7 @@ func (c *Conn) lead(rd *reader) (passed bool) {
 				for t = c.workers.next(); t != nil; t = c.workers.next() {
 					t.run(c, false)
 				}
-				return true
+				return leadPassed
 			}
 		}
 	}
@@ -116,11 +135,13 @@ func (c *Conn) endReading(err error) {
 }
 
 // dispatch classifies one line and acts on it, as WIRE.md §2.2 describes.
-// A request comes back as a task to run; everything else is done.
-func (c *Conn) dispatch(rd *reader, raw []byte) task {
+// A request comes back as a task to run; everything else is done. handOver
+// reports that the line was a response and that the lead went with it to
+// the caller (see handleResponse).
+func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handOver bool) {
 	line := lines.TrimSpace(raw)
 	if len(line) == 0 {
-		return nil // blank lines are keep-alive noise, not drops
+		return nil, false // blank lines are keep-alive noise, not drops
 	}
 	if !utf8.Valid(line) {
 		rd.fixed = lines.AppendValidUTF8(rd.fixed[:0], line)
@@ -130,28 +151,28 @@ func (c *Conn) dispatch(rd *reader, raw []byte) task {
 	switch {
 	case err != nil:
 		c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
-		return nil
+		return nil, false
 	case top != wire.Object:
 		c.drop(Drop{Reason: DropNotObject, Line: line, Size: int64(len(raw))})
-		return nil
+		return nil, false
 	case depth > MaxDepth:
 		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
-		return nil
+		return nil, false
 	}
 	env := &rd.env
 	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
 	hasMethod := env.Method.Kind == wire.String
 	switch {
 	case hasID && hasMethod:
-		return c.handleRequest(rd, env)
+		return c.handleRequest(rd, env), false
 	case hasID:
-		c.handleResponse(env, line)
+		return nil, c.handleResponse(rd, env, line, own)
 	case hasMethod:
 		c.handleNotification(rd, env, line)
 	default:
 		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: int64(len(raw))})
 	}
-	return nil
+	return nil, false
 }
 
 // methodName returns the method's name as bytes, without allocating unless
@@ -212,7 +233,13 @@ func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte) {
 // match by JSON type and value: this side sends integer ids, so a string id
 // never matches, and a number matches when it denotes the same integer
 // (5, 5.0 and 5e0 alike, as JavaScript peers compare them).
-func (c *Conn) handleResponse(env *wire.Envelope, line []byte) {
+//
+// When a goroutine of the Conn (own is nil) settles a call whose caller can
+// lead, and the read loop has nothing else to do, the lead goes to the
+// caller with its response (handOver): the caller would have to wake up
+// anyway, and once it holds the lead, it reads its next response itself
+// (see call), without any goroutine switch.
+func (c *Conn) handleResponse(rd *reader, env *wire.Envelope, line []byte, own *pendingCall) (handOver bool) {
 	var pc *pendingCall
 	var id uint64
 	if env.ID.Kind == wire.Number {
@@ -223,19 +250,24 @@ func (c *Conn) handleResponse(env *wire.Envelope, line []byte) {
 	}
 	if pc == nil {
 		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: int64(len(line))})
-		return
+		return false
 	}
 	// WIRE.md §2.7: an error member that is an object or an array rejects
 	// the call; any other error member is ignored.
+	var err error
 	if k := env.Error.Kind; k == wire.Object || k == wire.Array {
-		pc.settle(parseErrorObject(env.Error))
-		return
-	}
-	if env.Result.Kind != wire.Absent {
+		err = parseErrorObject(env.Error)
+	} else if env.Result.Kind != wire.Absent {
 		pc.result = append(pc.result[:0], env.Result.Raw...)
 		pc.hasResult = true
 	}
-	pc.settle(nil)
+	if own == nil && pc.canLead && pc.parked.Load() && !rd.lines.HasLine() && !c.out.pending() {
+		c.running.Add(1) // the count of the lead, held by the caller now
+		pc.lead = rd
+		handOver = true
+	}
+	pc.settle(err)
+	return handOver
 }
 
 // parseErrorObject reads a peer's error object leniently: a code that is not

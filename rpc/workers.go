@@ -165,8 +165,8 @@ func (c *Conn) work(rd *reader) {
 	defer c.running.Done()
 	var idle *time.Timer // made on first use: a goroutine that leads until the end needs none
 	for {
-		if !c.lead(rd) {
-			return // reading has ended
+		if c.lead(rd, nil) == leadEnded {
+			return
 		}
 		if idle == nil {
 			idle = time.NewTimer(idleTimeout)
