@@ -197,10 +197,15 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 				continue // next array element
 			}
 			// First key of an object.
-			if msg := s.keyInto(line, &i, d, track, &pending, &memStart); msg != "" {
+			next, m, msg := s.key(line, i, d == 1 && track)
+			if msg != "" {
 				s.stack = words
-				return s.fail(env, i, maxD, msg)
+				return s.fail(env, next, maxD, msg)
 			}
+			if d == 1 && track {
+				pending, memStart = m, next
+			}
+			i = next
 			continue
 		case '"':
 			end, _, bad := scanString(line, i)
@@ -261,10 +266,15 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			if c == ',' {
 				i = skipWS(line, i+1)
 				if inObj {
-					if msg := s.keyInto(line, &i, d, track, &pending, &memStart); msg != "" {
+					next, m, msg := s.key(line, i, d == 1 && track)
+					if msg != "" {
 						s.stack = words
-						return s.fail(env, i, maxD, msg)
+						return s.fail(env, next, maxD, msg)
 					}
+					if d == 1 && track {
+						pending, memStart = m, next
+					}
+					i = next
 				}
 				break // expect a value
 			}
@@ -291,19 +301,6 @@ func pop(words []uint64, d int) (int, bool) {
 	}
 	p := d - 1
 	return d, words[p>>6]&(1<<(p&63)) != 0
-}
-
-// keyInto scans an object key at *i and advances *i to the member value. Only
-// depth-1 keys of a tracked top-level object name envelope members; nested
-// keys must leave the pending depth-1 member untouched.
-func (s *Scanner) keyInto(line []byte, i *int, d int, track bool, pending, memStart *int) string {
-	top := d == 1 && track
-	next, m, msg := s.key(line, *i, top)
-	*i = next
-	if top && msg == "" {
-		*pending, *memStart = m, next
-	}
-	return msg
 }
 
 // key scans `"key" ws : ws` starting at i and returns the offset of the member
@@ -446,7 +443,7 @@ func isWS(c byte) bool {
 }
 
 func skipWS(b []byte, i int) int {
-	for i < len(b) && isWS(b[i]) {
+	for i < len(b) && b[i] <= ' ' && isWS(b[i]) {
 		i++
 	}
 	return i
