@@ -109,6 +109,7 @@ func (c *Conn) Start() {
 	}
 	c.started, c.reading = true, true
 	rd := &reader{lines: lines.NewReader(c.r, c.maxFrameSize)}
+	rd.scanner.LazyParams = true // typed handlers' decoders check params (see dispatch)
 	c.initWatch(rd)
 	c.running.Add(1)
 	go c.work(rd)

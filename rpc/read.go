@@ -155,25 +155,85 @@ func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handO
 	case top != wire.Object:
 		c.drop(Drop{Reason: DropNotObject, Line: line, Size: int64(len(raw))})
 		return nil, false
-	case depth > MaxDepth:
-		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
-		return nil, false
 	}
 	env := &rd.env
 	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
 	hasMethod := env.Method.Kind == wire.String
+	var name []byte
+	var view *registryView
+	var e *entry
+	if hasMethod {
+		name, view = rd.methodName(env), c.reg.view()
+		if view != nil {
+			e = view.methods[string(name)]
+		}
+	}
+	// The scanner leaves params unchecked (see wire.Scanner.LazyParams):
+	// the decoder of a typed handler checks them as it decodes; any other
+	// way of handling the line needs them validated first.
+	typed := e != nil && (hasID && e.request != nil || !hasID && e.notification != nil)
+	if env.ParamsUnchecked && (!typed || depth > MaxDepth) {
+		if err := rd.checkParams(); err != nil {
+			c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
+			return nil, false
+		}
+	}
+	if depth > MaxDepth {
+		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
+		return nil, false
+	}
 	switch {
 	case hasID && hasMethod:
-		return c.handleRequest(rd, env), false
+		return c.handleRequest(rd, env, line, int64(len(raw)), name, view, e), false
 	case hasID:
 		return nil, c.handleResponse(rd, env, line, own)
 	case hasMethod:
-		c.handleNotification(rd, env, line)
+		c.handleNotification(rd, env, line, name, view, e)
 	default:
 		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: int64(len(raw))})
 	}
 	return nil, false
 }
+
+// checkParams validates the params member the scanner left unchecked.
+func (rd *reader) checkParams() error {
+	rd.env.ParamsUnchecked = false
+	_, _, err := rd.scanner.Scan(rd.env.Params.Raw, nil)
+	return err
+}
+
+// params returns the params member as a typed handler decodes it.
+func (rd *reader) params() paramsIn {
+	p := paramsIn{raw: rd.env.Params.Raw}
+	if rd.env.ParamsUnchecked {
+		p.unchecked = &rd.scanner
+	}
+	return p
+}
+
+// paramsIn is a params member on its way to the decoder of a typed
+// handler. When the scanner left it unchecked, a decoding failure may mean
+// that it is not valid JSON, and the line malformed: malformed tells.
+type paramsIn struct {
+	raw       []byte
+	unchecked *wire.Scanner // non-nil: raw is not validated yet
+}
+
+// malformed returns why raw is not valid JSON, or nil when it is (or was
+// validated with the line).
+func (p paramsIn) malformed() error {
+	if p.unchecked == nil {
+		return nil
+	}
+	_, _, err := p.unchecked.Scan(p.raw, nil)
+	return err
+}
+
+// malformedParams is what a typed handler's decoder returns for params that
+// are not valid JSON: the line is dropped as malformed.
+type malformedParams struct{ err error }
+
+func (m malformedParams) Error() string { return m.err.Error() }
 
 // methodName returns the method's name as bytes, without allocating unless
 // the name has escapes.
@@ -185,46 +245,46 @@ func (rd *reader) methodName(env *wire.Envelope) []byte {
 	return rd.name
 }
 
-func (c *Conn) handleRequest(rd *reader, env *wire.Envelope) task {
-	name := rd.methodName(env)
-	view := c.reg.view()
-	if view != nil {
-		if e := view.methods[string(name)]; e != nil && e.request != nil {
-			return e.request(c, env.ID.Raw, env.Params.Raw)
+func (c *Conn) handleRequest(rd *reader, env *wire.Envelope, line []byte, size int64, name []byte, view *registryView, e *entry) task {
+	if e != nil && e.request != nil {
+		t, err := e.request(c, env.ID.Raw, rd.params())
+		if err != nil {
+			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: err})
 		}
-		if view.unknown != nil {
-			t := &unknownTask{
-				handler: view.unknown,
-				method:  string(name),
-				id:      append([]byte(nil), env.ID.Raw...),
-			}
-			if env.Params.Raw != nil {
-				t.params = append(json.RawMessage(nil), env.Params.Raw...)
-			}
-			return t
+		return t
+	}
+	if view != nil && view.unknown != nil {
+		t := &unknownTask{
+			handler: view.unknown,
+			method:  string(name),
+			id:      append([]byte(nil), env.ID.Raw...),
 		}
+		if env.Params.Raw != nil {
+			t.params = append(json.RawMessage(nil), env.Params.Raw...)
+		}
+		return t
 	}
 	c.writeError(true, env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
 	return nil
 }
 
-func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte) {
-	name := rd.methodName(env)
-	view := c.reg.view()
-	if view != nil {
-		if e := view.methods[string(name)]; e != nil && e.notification != nil {
-			if err := e.notification(c, env.Params.Raw); err != nil {
-				c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: int64(len(line)), Method: string(name), Err: err})
+func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte, name []byte, view *registryView, e *entry) {
+	if e != nil && e.notification != nil {
+		if err := e.notification(c, rd.params()); err != nil {
+			if m, ok := err.(malformedParams); ok {
+				c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(line)), Err: m.err})
+				return
 			}
-			return
+			c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: int64(len(line)), Method: string(name), Err: err})
 		}
-		if view.unknownNotification != nil {
-			func() {
-				defer c.recoverNotification(string(name))
-				view.unknownNotification(c.ctx, string(name), env.Params.Raw)
-			}()
-			return
-		}
+		return
+	}
+	if view != nil && view.unknownNotification != nil {
+		func() {
+			defer c.recoverNotification(string(name))
+			view.unknownNotification(c.ctx, string(name), env.Params.Raw)
+		}()
+		return
 	}
 	c.drop(Drop{Reason: DropUnhandledNotification, Line: line, Size: int64(len(line)), Method: string(name)})
 }

@@ -28,8 +28,10 @@ type registryView struct {
 // on the read loop; params aliases the line, so they decode it before they
 // return.
 type entry struct {
-	request      func(c *Conn, id, params []byte) task // nil: already answered
-	notification func(c *Conn, params []byte) error
+	// request decodes a request into a task; a nil task was answered
+	// already, or, with a malformedParams error, is to be dropped.
+	request      func(c *Conn, id []byte, params paramsIn) (task, error)
+	notification func(c *Conn, params paramsIn) error
 }
 
 // NewRegistry returns an empty Registry.
@@ -85,19 +87,20 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{request: func(c *Conn, id, params []byte) task {
+	reg.add(m.name, &entry{request: func(c *Conn, id []byte, params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
-		if !m.omitParams {
-			if err := decodeParams(params, &t.params); err != nil {
-				t.params = *new(P)
-				pool.Put(t)
-				c.writeError(true, id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
-				return nil
+		if err := decodeParamsOf(params, &t.params, m.omitParams); err != nil {
+			t.params = *new(P)
+			pool.Put(t)
+			if _, bad := err.(malformedParams); bad {
+				return nil, err
 			}
+			c.writeError(true, id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
+			return nil, nil
 		}
 		t.handler, t.method, t.pool = h, m.name, pool
 		t.id = append(t.id[:0], id...)
-		return t
+		return t, nil
 	}})
 }
 
@@ -112,12 +115,10 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
-	reg.add(n.name, &entry{notification: func(c *Conn, params []byte) error {
+	reg.add(n.name, &entry{notification: func(c *Conn, params paramsIn) error {
 		var p P
-		if !n.omitParams {
-			if err := decodeParams(params, &p); err != nil {
-				return err
-			}
+		if err := decodeParamsOf(params, &p, n.omitParams); err != nil {
+			return err
 		}
 		defer c.recoverNotification(n.name)
 		h(c.ctx, p)

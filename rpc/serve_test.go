@@ -335,3 +335,42 @@ func (w *recordingWriter) Write(p []byte) (int, error) {
 	w.writes = append(w.writes, append([]byte(nil), p...))
 	return len(p), nil
 }
+
+// Params are validated by the decoder of a typed handler as it decodes them
+// (the read loop only delimits them): params that are not valid JSON make
+// the whole line malformed, dropped unanswered, however the line would
+// otherwise be handled; params that are valid JSON of the wrong shape are
+// invalid params.
+func TestMalformedParamsDropTheLine(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	reg := echoRegistry()
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, echoResult]("bare"), func(context.Context, rpc.NoParams) (echoResult, error) {
+		return echoResult{Echo: "bare"}, nil
+	})
+	rpc.HandleNotification(reg, note, func(context.Context, echoParams) {})
+	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":01}}`,           // typed request
+		`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"a","x":[1,]}}`, // in a member the decoder skips
+		`{"jsonrpc":"2.0","id":3,"method":"bare","params":{"x":tru}}`,             // NoParams: not decoded at all
+		`{"jsonrpc":"2.0","id":4,"method":"nosuch","params":[1 2]}`,               // no handler: no "method not found"
+		`{"jsonrpc":"2.0","method":"note","params":{"text":"\q"}}`,                // typed notification
+		`{"jsonrpc":"2.0","method":"other","params":{"a":}}`,                      // unhandled notification
+		`{"jsonrpc":"2.0","id":5,"result":1,"params":[,]}`,                        // a response
+		`{"jsonrpc":"2.0","id":6,"method":"echo","params":[1],"params":{]}`,       // a duplicate, replaced
+		`{"jsonrpc":"2.0","id":7,"method":"echo","params":}`,                      // no value at all
+	} {
+		p.send(line)
+		if d := within(t, drops); d.Reason != rpc.DropMalformed || d.Err == nil {
+			t.Fatalf("%s: drop %+v, want DropMalformed", line, d)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","id":8,"method":"echo","params":{"text":1}}`)
+	p.expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"{{any}}"}}`)
+	p.send(`{"jsonrpc":"2.0","id":9,"method":"bare","params":{"x":true}}`)
+	p.expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"bare"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
+	if d := within(t, drops); d.Reason != rpc.DropInvalidParams {
+		t.Fatalf("drop %+v, want DropInvalidParams", d)
+	}
+}

@@ -82,7 +82,14 @@ type Value struct {
 // from the frame has Kind Absent; an explicit null has Kind Null.
 type Envelope struct {
 	JSONRPC, ID, Method, Params, Result, Error Value
+
+	// ParamsUnchecked says Params was delimited but not validated (see
+	// Scanner.LazyParams).
+	ParamsUnchecked bool
 }
+
+// memberParams is the member index of params.
+const memberParams = 3
 
 // member returns the envelope field for member index m (see memberIndex).
 func (env *Envelope) member(m int) *Value {
@@ -123,6 +130,16 @@ type Scanner struct {
 	stack []uint64
 	// err is returned by pointer so that failing scans do not allocate.
 	err SyntaxError
+
+	// LazyParams makes Scan delimit the value of the envelope's params
+	// member without validating it, and report so in
+	// Envelope.ParamsUnchecked. The line is then valid JSON if and only if
+	// that value is: a caller that decodes it with a decoder that rejects
+	// invalid JSON has it checked for free (params are most of a request's
+	// bytes), and a caller that does not must validate it (Scan it). Every
+	// other byte of the line is validated as usual, and the depth reported
+	// counts the params value too.
+	LazyParams bool
 }
 
 // Scan validates line as exactly one JSON value, optionally surrounded by JSON
@@ -170,75 +187,95 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			s.stack = words
 			return s.fail(env, n, maxD, "unexpected end of input")
 		}
-		switch c := line[i]; c {
-		case '{', '[':
-			isObj := c == '{'
-			w := d >> 6
-			if w >= len(words) {
-				words = append(words, 0)
-			}
-			if isObj {
-				words[w] |= 1 << (d & 63)
-			} else {
-				words[w] &^= 1 << (d & 63)
-			}
-			d++
-			if d > maxD {
-				maxD = d
-			}
-			inObj = isObj
-			i = skipWS(line, i+1)
-			if i < n && ((isObj && line[i] == '}') || (!isObj && line[i] == ']')) {
-				i++
-				d, inObj = pop(words, d)
-				break // to after-value handling
-			}
-			if !isObj {
-				continue // next array element
-			}
-			// First key of an object.
-			next, m, msg := s.key(line, i, d == 1 && track)
-			if msg != "" {
+		if pending == memberParams && d == 1 && s.LazyParams {
+			if env.ParamsUnchecked && !valid(env.Params.Raw) {
+				// A duplicate params member: the one it replaces still
+				// counts for the validity of the line.
 				s.stack = words
-				return s.fail(env, next, maxD, msg)
+				return s.fail(env, memStart, maxD, "invalid value of an earlier params member")
 			}
-			if d == 1 && track {
-				pending, memStart = m, next
-			}
-			i = next
-			continue
-		case '"':
-			end, _, bad := scanString(line, i)
-			if bad != "" {
+			end, depth, ok := skipValue(line, i)
+			if !ok {
 				s.stack = words
-				return s.fail(env, end, maxD, bad)
+				if end < n {
+					return s.fail(env, end, maxD, "invalid character looking for value")
+				}
+				return s.fail(env, n, maxD, "unexpected end of input")
 			}
+			maxD = max(maxD, d+depth)
+			env.ParamsUnchecked = true
 			i = end
-		case 't':
-			if !hasLit(line, i, "true") {
-				s.stack = words
-				return s.fail(env, i, maxD, "invalid literal")
+		} else {
+			switch c := line[i]; c {
+			case '{', '[':
+				isObj := c == '{'
+				w := d >> 6
+				if w >= len(words) {
+					words = append(words, 0)
+				}
+				if isObj {
+					words[w] |= 1 << (d & 63)
+				} else {
+					words[w] &^= 1 << (d & 63)
+				}
+				d++
+				if d > maxD {
+					maxD = d
+				}
+				inObj = isObj
+				i = skipWS(line, i+1)
+				if i < n && ((isObj && line[i] == '}') || (!isObj && line[i] == ']')) {
+					i++
+					d, inObj = pop(words, d)
+					break // to after-value handling
+				}
+				if !isObj {
+					continue // next array element
+				}
+				// First key of an object.
+				next, m, msg := s.key(line, i, d == 1 && track)
+				if msg != "" {
+					s.stack = words
+					return s.fail(env, next, maxD, msg)
+				}
+				if d == 1 && track {
+					pending, memStart = m, next
+				}
+				i = next
+				continue
+			case '"':
+				end, _, bad := scanString(line, i)
+				if bad != "" {
+					s.stack = words
+					return s.fail(env, end, maxD, bad)
+				}
+				i = end
+			case 't':
+				if !hasLit(line, i, "true") {
+					s.stack = words
+					return s.fail(env, i, maxD, "invalid literal")
+				}
+				i += 4
+			case 'f':
+				if !hasLit(line, i, "false") {
+					s.stack = words
+					return s.fail(env, i, maxD, "invalid literal")
+				}
+				i += 5
+			case 'n':
+				if !hasLit(line, i, "null") {
+					s.stack = words
+					return s.fail(env, i, maxD, "invalid literal")
+				}
+				i += 4
+			default:
+				end, bad := scanNumber(line, i)
+				if bad != "" {
+					s.stack = words
+					return s.fail(env, end, maxD, bad)
+				}
+				i = end
 			}
-			i += 4
-		case 'f':
-			if !hasLit(line, i, "false") {
-				s.stack = words
-				return s.fail(env, i, maxD, "invalid literal")
-			}
-			i += 5
-		case 'n':
-			if !hasLit(line, i, "null") {
-				s.stack = words
-				return s.fail(env, i, maxD, "invalid literal")
-			}
-			i += 4
-		default:
-			end, bad := scanNumber(line, i)
-			if bad != "" {
-				s.stack = words
-				return s.fail(env, end, maxD, bad)
-			}
-			i = end
 		}
 
 		// State: a value just ended at i. Closing brackets loop back here
@@ -352,7 +389,7 @@ func memberIndex(content []byte, escaped bool) int {
 	case "method":
 		return 2
 	case "params":
-		return 3
+		return memberParams
 	case "result":
 		return 4
 	case "error":

@@ -5,18 +5,22 @@ import (
 	"testing"
 )
 
-// benchScan measures Scan on one line; both valid and invalid lines must
-// report 0 allocs/op.
+// benchScan measures Scan on one line, with and without LazyParams; both
+// valid and invalid lines must report 0 allocs/op.
 func benchScan(b *testing.B, line []byte, wantErr bool) {
-	var s Scanner
-	var env Envelope
-	if _, _, err := s.Scan(line, &env); (err != nil) != wantErr {
-		b.Fatalf("unexpected verdict: %v", err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(line)))
-	for b.Loop() {
-		s.Scan(line, &env)
+	for _, lazy := range []bool{false, true} {
+		b.Run(map[bool]string{false: "full", true: "lazy"}[lazy], func(b *testing.B) {
+			s := Scanner{LazyParams: lazy}
+			var env Envelope
+			if _, _, err := s.Scan(line, &env); (err != nil) != wantErr {
+				b.Fatalf("unexpected verdict: %v", err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				s.Scan(line, &env)
+			}
+		})
 	}
 }
 

@@ -416,6 +416,7 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) {
 	var env Envelope
 	top, depth, err := s.Scan(line, &env)
 	valid := err == nil
+	checkLazyAgrees(t, line, env, top, depth, err)
 	if depth > goMaxDepth {
 		return // encoding/json refuses depth > 10000; JSON.parse does not.
 	}
@@ -612,7 +613,8 @@ func FuzzScan(f *testing.F) {
 	for _, s := range seedFrames {
 		f.Add([]byte(s))
 	}
-	for _, s := range []string{`{"id":1,"id":2}`, `{"\u0069d":[{"id":3}]}`, `[1,]`, `01`, `"\u12"`, "\"\x01\"", `{"a" 1}`} {
+	for _, s := range []string{`{"id":0,"params":}`, `{"params":,"id":1}`, `{"params"::1}`, `{"params":[1,],"params":{}}`, `{"params":{},"params":[1,]}`, `{"params":{"a":01}}`, `{"params":tru}`,
+		`{"params":"a\qb"}`, `{"params":[{]}`, "{\"params\":\"\x01\"}", `{"params":[[[]]],"id":1}`, `{"params":1 ,"id":2}`, `{"id":1,"id":2}`, `{"\u0069d":[{"id":3}]}`, `[1,]`, `01`, `"\u12"`, "\"\x01\"", `{"a" 1}`} {
 		f.Add([]byte(s))
 	}
 	var s Scanner
@@ -623,4 +625,30 @@ func FuzzScan(f *testing.F) {
 		}
 		checkAgainstStdlib(t, &s, data)
 	})
+}
+
+// checkLazyAgrees checks a LazyParams scan of line against the full scan
+// (env, top, depth, err): a line is valid exactly when the lazy scan
+// succeeds and its params value, when unchecked, is valid; a valid line
+// gives the same envelope and depth either way.
+func checkLazyAgrees(t *testing.T, line []byte, env Envelope, top Kind, depth int, err error) {
+	t.Helper()
+	lazy := Scanner{LazyParams: true}
+	var lenv Envelope
+	ltop, ldepth, lerr := lazy.Scan(line, &lenv)
+	lvalid := lerr == nil && (!lenv.ParamsUnchecked || valid(lenv.Params.Raw))
+	if lvalid != (err == nil) {
+		t.Fatalf("%q: lazy scan says valid=%v (err %v, unchecked %v), full scan says %v",
+			line, lvalid, lerr, lenv.ParamsUnchecked, err)
+	}
+	if err != nil {
+		return
+	}
+	if lenv.ParamsUnchecked != (lenv.Params.Kind != Absent) {
+		t.Fatalf("%q: params %v, unchecked %v", line, lenv.Params, lenv.ParamsUnchecked)
+	}
+	lenv.ParamsUnchecked = false
+	if ltop != top || ldepth != depth || !envEqual(lenv, env) {
+		t.Fatalf("%q: lazy scan gives %v %d %+v, full scan %v %d %+v", line, ltop, ldepth, lenv, top, depth, env)
+	}
 }
