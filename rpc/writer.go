@@ -30,6 +30,7 @@ type writer struct {
 	closed   bool          // Close was called: nothing more is written
 	err      error         // the sticky error: a failed Write, or ErrClosed for frames dropped by Close
 	errGen   uint64        // generation the sticky error arose with
+	idle     sync.Cond     // signalled when writing ends
 }
 
 // maxRetainedBatch bounds the queue buffer kept between bursts.
@@ -38,6 +39,7 @@ const maxRetainedBatch = 1 << 20
 func (w *writer) init(out io.Writer) {
 	w.w = out
 	w.nextGen = 1
+	w.idle.L = &w.mu
 }
 
 // write writes frame, alone or with other queued frames, and returns once
@@ -112,25 +114,18 @@ func (w *writer) kick() {
 	w.mu.Unlock()
 }
 
-// flush returns once the frames queued so far have been written (or have
-// failed): it writes them, or, when a Write is in progress, waits for its
-// writer to write them next.
+// flush returns once the frames posted or written so far are out (or have
+// failed): it waits for a Write in progress, which may carry some of them,
+// and for its writer to write what queued behind it, and writes what is
+// left.
 func (w *writer) flush() {
 	w.mu.Lock()
-	if len(w.next) == 0 {
-		w.mu.Unlock()
-		return
+	for w.writing {
+		w.idle.Wait()
 	}
-	if w.writing {
-		if w.nextDone == nil {
-			w.nextDone = make(chan struct{})
-		}
-		done := w.nextDone
-		w.mu.Unlock()
-		<-done
-		return
+	if len(w.next) > 0 {
+		w.flushLocked()
 	}
-	w.flushLocked()
 	w.mu.Unlock()
 }
 
@@ -157,6 +152,7 @@ func (w *writer) flushLocked() {
 		w.finish(gen, w.refuse(), done)
 	}
 	w.writing = false
+	w.idle.Broadcast()
 }
 
 // finish records that generation gen was written, with err, and wakes its

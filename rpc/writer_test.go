@@ -130,3 +130,33 @@ func TestWriterCloseFailsQueuedFrames(t *testing.T) {
 		t.Fatalf("wrote %q after Close", g.writes[1:])
 	}
 }
+
+// flush waits for the Write in progress too: the frames it carries were
+// posted before flush was called (Shutdown relies on it to have the last
+// replies out before the program exits).
+func TestFlushWaitsForTheWriteInProgress(t *testing.T) {
+	g := newGateWriter()
+	var w writer
+	w.init(g)
+	if err := w.post([]byte("posted\n")); err != nil {
+		t.Fatal(err)
+	}
+	go w.kick() // takes the posted frame and blocks in the gate with it
+	<-g.entered
+	flushed := make(chan struct{})
+	go func() { w.flush(); close(flushed) }()
+	select {
+	case <-flushed:
+		t.Fatal("flush returned while the Write carrying the posted frame was blocked")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(g.release)
+	select {
+	case <-flushed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("flush did not return after the Write did")
+	}
+	if len(g.writes) != 1 || g.writes[0] != "posted\n" {
+		t.Fatalf("writes = %q", g.writes)
+	}
+}
