@@ -8,9 +8,11 @@ COUNT     ?= 10
 .PHONY: test check vet lint realruntime fuzz bench demo
 
 ## test: format and vet checks, then every test with the race detector,
-## the wire vectors and the real-runtime tests included.
+## the wire vectors and the real-runtime tests included, and the scanner's
+## pure-Go string scan (the purego build tag) beside its SSE2 one.
 test: vet realruntime interop-install
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -tags purego ./internal/wire
 
 ## vet: gofmt and go vet.
 vet:

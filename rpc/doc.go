@@ -57,6 +57,17 @@
 // several when frames queue up behind a slow Write (one system call for
 // many frames under load).
 //
+// The read loop moves between goroutines rather than handing frames from
+// one to another. A request runs on the goroutine that read it; if its
+// handler (or a Write) holds that goroutine up for longer than about
+// 100 µs, reading passes to another goroutine of the Conn. A caller whose
+// context cannot end (context.Background) on a stream whose reads Close can
+// interrupt (net.Conn, os.Pipe) waits for its response by reading it itself
+// when nobody else is reading; after its call the read loop may rest for
+// up to about 100 µs before a goroutine of the Conn resumes it. So a lone
+// call costs no goroutine switch on the calling side, and a burst of
+// requests none on the serving side.
+//
 // # Errors
 //
 // A handler's error is answered with CodeInternalError and its text,
@@ -76,7 +87,10 @@
 // WHATWG decoder does. A line must be exactly one JSON value. An object with
 // a string or number id and a string method is a request; with an id only,
 // a response; with a method only, a notification. Member names match
-// exactly. Ids are echoed byte for byte. Anything else — malformed JSON,
+// exactly. Ids are echoed byte for byte. The params of a method with a
+// typed handler are validated by the decoder as it decodes them, and all
+// other bytes by the envelope scanner, with the same outcome as validating
+// the whole line first. Anything else — malformed JSON,
 // non-objects, batches, oversize or too deeply nested lines — is dropped
 // and reported to Options.OnDrop and Options.Logger, never to the peer.
 // These are the rules of the DeepSeek Harness TypeScript transport, so a

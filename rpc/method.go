@@ -32,6 +32,12 @@ func (m Method[P, R]) Name() string { return m.name }
 // connection ended first; the input's read error; or the write error when
 // the request could not be sent. A context that is already done sends
 // nothing. A result member that is absent leaves R at its zero value.
+//
+// When ctx cannot end (its Done channel is nil, as with
+// context.Background) and c's input has SetReadDeadline, Call may read the
+// response itself, serving whatever else it reads meanwhile, instead of
+// waiting for a goroutine of the Conn to read it (see the package
+// documentation).
 func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 	var r R
 	pc, err := call(ctx, c, m.name, m.omitParams, params)
