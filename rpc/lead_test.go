@@ -23,6 +23,29 @@ func (p *peer) answer(text string) {
 	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"` + text + `"}}`)
 }
 
+// afterACall starts a peer and completes one call whose context cannot
+// end: the lead of the read loop most likely lies free when it returns.
+func afterACall(t *testing.T, opts *rpc.Options) *peer {
+	t.Helper()
+	p := newPeer(t, opts)
+	first := call(context.Background(), p.conn, "a")
+	p.answer("a")
+	if r := within(t, first); r.err != nil {
+		t.Fatalf("first call: %v", r.err)
+	}
+	return p
+}
+
+// waitEnds checks that Wait returns, with err.
+func waitEnds(t *testing.T, c *rpc.Conn, err error) {
+	t.Helper()
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	if got := within(t, waited); !errors.Is(got, err) {
+		t.Fatalf("Wait = %v, want %v", got, err)
+	}
+}
+
 func TestPeerRequestsAreServedBetweenCalls(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
 	for i := range 50 {
@@ -59,30 +82,20 @@ func TestCallerThatReadsServesPeerRequests(t *testing.T) {
 
 func TestCloseEndsACallerThatReads(t *testing.T) {
 	for range 20 {
-		p := newPeer(t, nil)
-		first := call(context.Background(), p.conn, "a")
-		p.answer("a")
-		within(t, first)
+		p := afterACall(t, nil)
 		second := call(context.Background(), p.conn, "b")
 		p.nextRequest() // and no answer: the caller, if it reads, is blocked
 		p.conn.Close()
 		if r := within(t, second); !errors.Is(r.err, rpc.ErrClosed) {
 			t.Fatalf("err = %v, want ErrClosed", r.err)
 		}
-		waited := make(chan error, 1)
-		go func() { waited <- p.conn.Wait() }()
-		if err := within(t, waited); !errors.Is(err, rpc.ErrClosed) {
-			t.Fatalf("Wait = %v", err)
-		}
+		waitEnds(t, p.conn, rpc.ErrClosed)
 	}
 }
 
 func TestInputEndWhileTheLeadLiesFree(t *testing.T) {
 	for range 20 {
-		p := newPeer(t, nil)
-		first := call(context.Background(), p.conn, "a")
-		p.answer("a")
-		within(t, first)
+		p := afterACall(t, nil)
 		p.in.Close()
 		within(t, p.conn.Done())
 		if err := p.conn.Err(); !errors.Is(err, rpc.ErrInputEnded) {
@@ -93,15 +106,8 @@ func TestInputEndWhileTheLeadLiesFree(t *testing.T) {
 
 func TestCloseWhileTheLeadLiesFree(t *testing.T) {
 	for range 20 {
-		p := newPeer(t, nil)
-		first := call(context.Background(), p.conn, "a")
-		p.answer("a")
-		within(t, first)
+		p := afterACall(t, nil)
 		p.conn.Close()
-		waited := make(chan error, 1)
-		go func() { waited <- p.conn.Wait() }()
-		if err := within(t, waited); !errors.Is(err, rpc.ErrClosed) {
-			t.Fatalf("Wait = %v", err)
-		}
+		waitEnds(t, p.conn, rpc.ErrClosed)
 	}
 }

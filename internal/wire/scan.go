@@ -233,15 +233,11 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 					continue // next array element
 				}
 				// First key of an object.
-				next, m, msg := s.key(line, i, d == 1 && track)
-				if msg != "" {
+				var msg string
+				if i, pending, memStart, msg = s.objectKey(line, i, d == 1 && track, pending, memStart); msg != "" {
 					s.stack = words
-					return s.fail(env, next, maxD, msg)
+					return s.fail(env, i, maxD, msg)
 				}
-				if d == 1 && track {
-					pending, memStart = m, next
-				}
-				i = next
 				continue
 			case '"':
 				end, _, bad := scanString(line, i)
@@ -303,15 +299,11 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			if c == ',' {
 				i = skipWS(line, i+1)
 				if inObj {
-					next, m, msg := s.key(line, i, d == 1 && track)
-					if msg != "" {
+					var msg string
+					if i, pending, memStart, msg = s.objectKey(line, i, d == 1 && track, pending, memStart); msg != "" {
 						s.stack = words
-						return s.fail(env, next, maxD, msg)
+						return s.fail(env, i, maxD, msg)
 					}
-					if d == 1 && track {
-						pending, memStart = m, next
-					}
-					i = next
 				}
 				break // expect a value
 			}
@@ -338,6 +330,20 @@ func pop(words []uint64, d int) (int, bool) {
 	}
 	p := d - 1
 	return d, words[p>>6]&(1<<(p&63)) != 0
+}
+
+// objectKey scans an object key at i and returns the offset of its value.
+// Only the depth-1 keys of a tracked top-level object (top) name envelope
+// members: for those it returns the member as the pending one, whose value
+// starts at next; for nested keys it returns pending and memStart as they
+// were. The loop's state goes in and out by value, so that it can stay in
+// registers.
+func (s *Scanner) objectKey(line []byte, i int, top bool, pending, memStart int) (next, newPending, newMemStart int, msg string) {
+	next, m, msg := s.key(line, i, top)
+	if top && msg == "" {
+		return next, m, next, ""
+	}
+	return next, pending, memStart, msg
 }
 
 // key scans `"key" ws : ws` starting at i and returns the offset of the member
