@@ -340,8 +340,8 @@ func pop(words []uint64, d int) (int, bool) {
 // registers.
 func (s *Scanner) objectKey(line []byte, i int, top bool, pending, memStart int) (next, newPending, newMemStart int, msg string) {
 	next, m, msg := s.key(line, i, top)
-	if top && msg == "" {
-		return next, m, next, ""
+	if top { // on an error, the scan ends: the state no longer matters
+		pending, memStart = m, next
 	}
 	return next, pending, memStart, msg
 }
