@@ -68,9 +68,12 @@ func (c *contender) connect(kind string, h *handlers) (server, client, func()) {
 	s := c.serve(a, h)
 	cl := c.dial(b, h)
 	return s, cl, func() {
-		cl.close()
-		s.close()
+		// The streams end first, so that every read loop sees the end of
+		// its input rather than its endpoint stopped under it: jrpc2 v1.3.6
+		// crashes when Stop races its read loop answering a malformed line.
 		a.Close()
 		b.Close()
+		cl.close()
+		s.close()
 	}
 }

@@ -64,7 +64,10 @@ func (s *jrpc2Server) notifyEvent(ctx context.Context, e *Event) error {
 	return s.s.Notify(ctx, notifyEvent, *e)
 }
 
-func (s *jrpc2Server) close() { s.s.Stop() }
+// close waits for the server to stop by itself at the end of its input (the
+// streams are closed first, see connect): Stop races the read loop when it
+// is answering a malformed line, and jrpc2 v1.3.6 then crashes.
+func (s *jrpc2Server) close() { s.s.Wait() }
 
 type jrpc2Client struct{ c *jrpc2.Client }
 
