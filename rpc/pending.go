@@ -28,7 +28,6 @@ type pendingCall struct {
 	canLead bool
 	lead    *reader
 	parked  atomic.Bool // the caller has nothing left to do but wait
-	settled atomic.Bool // for a caller that leads: its call is settled
 }
 
 // maxPooledResult bounds the result buffer a pooled call keeps.
@@ -87,11 +86,12 @@ func (p *pendingCalls) waiting() bool {
 // settle ends a call taken from the table.
 func (pc *pendingCall) settle(err error) {
 	pc.err = err
-	pc.settled.Store(true)
 	pc.done <- struct{}{}
 }
 
-func (pc *pendingCall) isSettled() bool { return pc.settled.Load() }
+// isSettled tells a caller that leads the read loop that its call was
+// settled, without taking the outcome (call receives it from done).
+func (pc *pendingCall) isSettled() bool { return len(pc.done) > 0 }
 
 // failAll ends every pending call with err and refuses new ones.
 func (p *pendingCalls) failAll(err error) {
@@ -218,7 +218,6 @@ func decodeResult[R any](pc *pendingCall, r *R) error {
 // release returns a call to the pool.
 func release(pc *pendingCall) {
 	pc.err, pc.hasResult, pc.lead = nil, false, nil
-	pc.settled.Store(false)
 	pc.parked.Store(false)
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil

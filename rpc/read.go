@@ -197,8 +197,8 @@ func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handO
 
 // checkParams validates the params member the scanner left unchecked.
 func (rd *reader) checkParams() error {
+	err := rd.params().malformed()
 	rd.env.ParamsUnchecked = false
-	_, _, err := rd.scanner.Scan(rd.env.Params.Raw, nil)
 	return err
 }
 
