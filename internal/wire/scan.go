@@ -7,7 +7,10 @@
 // scanner does not re-validate UTF-8.
 package wire
 
-import "strconv"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // Kind is the JSON type of a value, read from its first byte.
 type Kind uint8
@@ -357,12 +360,19 @@ func (s *Scanner) key(line []byte, i int, match bool) (next, member int, msg str
 	if line[i] != '"' {
 		return i, -1, "expected string for object key"
 	}
-	end, esc, bad := scanString(line, i)
-	if bad != "" {
-		return end, -1, bad
-	}
+	var end int
 	if match {
-		member = memberIndex(line[i+1:end-1], esc)
+		member, end = envelopeKey(line, i)
+	}
+	if end == 0 {
+		var esc bool
+		var bad string
+		if end, esc, bad = scanString(line, i); bad != "" {
+			return end, -1, bad
+		}
+		if match {
+			member = memberIndex(line[i+1:end-1], esc)
+		}
 	}
 	j := skipWS(line, end)
 	if j >= len(line) {
@@ -372,6 +382,44 @@ func (s *Scanner) key(line []byte, i int, match bool) (next, member int, msg str
 		return j, -1, "expected ':' after object key"
 	}
 	return skipWS(line, j+1), member, ""
+}
+
+// The envelope's keys as they are almost always written (no escapes), as
+// little-endian words of their first eight bytes, quotes included.
+var (
+	wordJSONRPC = binary.LittleEndian.Uint64([]byte(`"jsonrpc`))
+	wordMethod  = binary.LittleEndian.Uint64([]byte(`"method"`))
+	wordParams  = binary.LittleEndian.Uint64([]byte(`"params"`))
+	wordResult  = binary.LittleEndian.Uint64([]byte(`"result"`))
+	wordError   = binary.LittleEndian.Uint64([]byte(`"error"` + "\x00"))
+	wordID      = binary.LittleEndian.Uint64([]byte(`"id"` + "\x00\x00\x00\x00"))
+)
+
+// envelopeKey recognises an envelope key written plainly at line[i] (a
+// quote) by comparing words, and returns its member index and the offset
+// just past its closing quote; end is 0 when the key is anything else
+// (escaped, unknown, or too close to the end of the line), for the general
+// path to scan. A plain key is a valid string, so nothing is skipped.
+func envelopeKey(line []byte, i int) (member, end int) {
+	if len(line)-i < 9 {
+		return -1, 0
+	}
+	w := binary.LittleEndian.Uint64(line[i:])
+	switch {
+	case w == wordMethod:
+		return 2, i + 8
+	case w == wordParams:
+		return memberParams, i + 8
+	case w&(1<<32-1) == wordID:
+		return 1, i + 4
+	case w == wordResult:
+		return 4, i + 8
+	case w&(1<<56-1) == wordError:
+		return 5, i + 7
+	case w == wordJSONRPC && line[i+8] == '"':
+		return 0, i + 9
+	}
+	return -1, 0
 }
 
 // memberIndex maps a key's raw content to an envelope member index, or -1.

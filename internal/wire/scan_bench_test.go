@@ -42,7 +42,9 @@ func BenchmarkScanEvent(b *testing.B) {
 }
 
 func BenchmarkScanInvalid(b *testing.B) {
-	line := []byte(`{"jsonrpc":"2.0","id":12345,"method":"textDocument/hover","params":{"uri":"file:///a/b.go","line":10,"ch":04}}`)
+	// The fault is at the end and outside params, so that both modes find
+	// it after reading the whole line.
+	line := []byte(`{"jsonrpc":"2.0","method":"textDocument/hover","params":{"uri":"file:///a/b.go","line":10,"ch":4},"id":012345}`)
 	benchScan(b, line, true)
 }
 

@@ -652,3 +652,36 @@ func checkLazyAgrees(t *testing.T, line []byte, env Envelope, top Kind, depth in
 		t.Fatalf("%q: lazy scan gives %v %d %+v, full scan %v %d %+v", line, ltop, ldepth, lenv, top, depth, env)
 	}
 }
+
+// TestEnvelopeKey holds the word-compare path for plain envelope keys to the
+// general one (scanString, then memberIndex), for keys that are, almost
+// are, or are escaped forms of the envelope's, followed by the rest of a
+// member or by the end of the line.
+func TestEnvelopeKey(t *testing.T) {
+	keys := []string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`,
+		`"jsonrp"`, `"jsonrpcx"`, `"i"`, `"idx"`, `"ids"`, `"methodx"`, `"paramsx"`, `"param"`, `"results"`, `"errors"`, `"erro"`,
+		`"ID"`, `"Params"`, `"\u0069d"`, `"m\u0065thod"`, `"x"`, `""`, `"id\"x"`}
+	fast := 0
+	for _, key := range keys {
+		for _, rest := range []string{`:1}`, ` : 1}`, `:`, ``, `:{"a":[1,2,3]}}`} {
+			line := []byte(key + rest)
+			member, end := envelopeKey(line, 0)
+			wantEnd, esc, bad := scanString(line, 0)
+			if bad != "" {
+				t.Fatalf("%q: the test's key is not a string: %s", line, bad)
+			}
+			wantMember := memberIndex(line[1:wantEnd-1], esc)
+			if end == 0 {
+				continue // left to the general path
+			}
+			fast++
+			if member != wantMember || end != wantEnd {
+				t.Errorf("envelopeKey(%q) = %d, %d; the general path gives %d, %d", line, member, end, wantMember, wantEnd)
+			}
+		}
+	}
+	// Every plain envelope key with a member after it takes the fast path.
+	if fast < 6*3 {
+		t.Errorf("the fast path recognised %d keys; want at least %d", fast, 6*3)
+	}
+}
