@@ -90,6 +90,10 @@ func FuzzDispatch(f *testing.F) {
 		`{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":"s","contentBlocks":[{"type":"text","text":"x"},7]}}`,
 		`{"jsonrpc":"2.0","method":"note","params":{"text":5}}`,
 		`{"id":"\ud800","method":"echo"}` + "\n" + `{"id":1e999,"method":"raw","params":1e999}`,
+		// members after params (see wire.Scanner.ParamsToEnd)
+		`{"jsonrpc":"2.0","method":"echo","params":{"text":"a"},"id":9}`,
+		`{"jsonrpc":"2.0","id":10,"method":"echo","params":{"text":"a"},"params":[1,]}`,
+		`{"jsonrpc":"2.0","id":11,"method":"note","params":{"text":"a"},"method":"echo"}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)

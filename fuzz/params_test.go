@@ -40,9 +40,10 @@ func decodes[T any](data []byte) (ok bool) {
 }
 
 // FuzzParamsDecoding checks what the Conn relies on when it leaves params
-// to the decoder of a typed handler (wire.Scanner.LazyParams): go-json
-// decodes a value into a handler's params type only if the value is valid
-// JSON, so that a line it accepts is one JSON.parse accepts too.
+// to the decoder of a typed handler (wire.Scanner.LazyParams and
+// ParamsToEnd): go-json decodes a value into a handler's params type only
+// if the value is valid JSON, with nothing but whitespace after it, so that
+// a line it accepts is one JSON.parse accepts too.
 func FuzzParamsDecoding(f *testing.F) {
 	for _, s := range []string{
 		`{"s":"x","n":1,"f":1.5e3,"b":true,"p":null,"l":[{"s":"y"}],"m":{"k":[1]},"a":[{}],"r":{"x":1},"mr":{"a":1},"z":[1,{"q":2}]}`,
@@ -52,6 +53,9 @@ func FuzzParamsDecoding(f *testing.F) {
 		`{"sessionId":"s","contentBlocks":[{"type":"text","text":"x"}]}`,
 		`{"sessionId":"s","contentBlocks":[{"type":"text","text":"x",}]}`,
 		`[1,2]]`, `{} {}`, `{"a":1} x`, `{"a":[}`, `"unterminated`, `nul`, ``,
+		// params taken to the end of a frame with members after them
+		// (wire.Scanner.ParamsToEnd): trailing members are not JSON
+		`{"s":"x"},"id":1`, `{"s":"x"} ,"params":{"s":"y"}`, `[1],"method":"m"`, `{"s":"x"}}`, `{"sessionId":"s"},"x":[1,]`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -90,7 +90,10 @@
 // exactly. Ids are echoed byte for byte. The params of a method with a
 // typed handler are validated by the decoder as it decodes them, and all
 // other bytes by the envelope scanner, with the same outcome as validating
-// the whole line first. Anything else — malformed JSON,
+// the whole line first: when params are the frame's last member, as they
+// usually are, the scanner stops at them, and the decoder's success
+// confirms that nothing follows; when it fails, the line is scanned again
+// in full, so that members after params still count. Anything else — malformed JSON,
 // non-objects, batches, oversize or too deeply nested lines — is dropped
 // and reported to Options.OnDrop and Options.Logger, never to the peer.
 // These are the rules of the DeepSeek Harness TypeScript transport, so a

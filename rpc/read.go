@@ -147,14 +147,31 @@ func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handO
 		rd.fixed = lines.AppendValidUTF8(rd.fixed[:0], line)
 		line = rd.fixed
 	}
+	// The scanner guesses that params are the last member, and leaves
+	// them to the decoder of a typed handler (see wire.Scanner.ParamsToEnd);
+	// when the guess cannot be confirmed that way, the line is scanned
+	// again without it. Nothing is done with the line before then.
+	rd.scanner.ParamsToEnd = true
+	t, handOver, ok := c.dispatchScanned(rd, line, int64(len(raw)), own)
+	if !ok {
+		rd.scanner.ParamsToEnd = false
+		t, handOver, _ = c.dispatchScanned(rd, line, int64(len(raw)), own)
+	}
+	return t, handOver
+}
+
+// dispatchScanned scans line and acts on it (see dispatch); ok false means
+// that the scanner's guess about params did not hold, and that nothing was
+// done.
+func (c *Conn) dispatchScanned(rd *reader, line []byte, size int64, own *pendingCall) (_ task, handOver, ok bool) {
 	top, depth, err := rd.scanner.Scan(line, &rd.env)
 	switch {
 	case err != nil:
-		c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
-		return nil, false
+		c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: err})
+		return nil, false, true
 	case top != wire.Object:
-		c.drop(Drop{Reason: DropNotObject, Line: line, Size: int64(len(raw))})
-		return nil, false
+		c.drop(Drop{Reason: DropNotObject, Line: line, Size: size})
+		return nil, false, true
 	}
 	env := &rd.env
 	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
@@ -173,26 +190,30 @@ func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handO
 	// way of handling the line needs them validated first.
 	typed := e != nil && (hasID && e.request != nil || !hasID && e.notification != nil)
 	if env.ParamsUnchecked && (!typed || depth > MaxDepth) {
+		if env.ParamsToEnd {
+			return nil, false, false
+		}
 		if err := rd.checkParams(); err != nil {
-			c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(raw)), Err: err})
-			return nil, false
+			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: err})
+			return nil, false, true
 		}
 	}
 	if depth > MaxDepth {
-		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: int64(len(raw))})
-		return nil, false
+		c.drop(Drop{Reason: DropTooDeep, Line: line, Size: size})
+		return nil, false, true
 	}
 	switch {
 	case hasID && hasMethod:
-		return c.handleRequest(rd, env, line, int64(len(raw)), name, view, e), false
+		t, ok := c.handleRequest(rd, env, line, size, name, view, e)
+		return t, false, ok
 	case hasID:
-		return nil, c.handleResponse(rd, env, line, own)
+		return nil, c.handleResponse(rd, env, line, size, own), true
 	case hasMethod:
-		c.handleNotification(rd, env, line, name, view, e)
+		return nil, false, c.handleNotification(rd, env, line, size, name, view, e)
 	default:
-		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: int64(len(raw))})
+		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: size})
 	}
-	return nil, false
+	return nil, false, true
 }
 
 // checkParams validates the params member the scanner left unchecked.
@@ -204,7 +225,7 @@ func (rd *reader) checkParams() error {
 
 // params returns the params member as a typed handler decodes it.
 func (rd *reader) params() paramsIn {
-	p := paramsIn{raw: rd.env.Params.Raw}
+	p := paramsIn{raw: rd.env.Params.Raw, toEnd: rd.env.ParamsToEnd}
 	if rd.env.ParamsUnchecked {
 		p.unchecked = &rd.scanner
 	}
@@ -213,15 +234,21 @@ func (rd *reader) params() paramsIn {
 
 // paramsIn is a params member on its way to the decoder of a typed
 // handler. When the scanner left it unchecked, a decoding failure may mean
-// that it is not valid JSON, and the line malformed: malformed tells.
+// that it is not valid JSON, and the line malformed: malformed tells. When
+// the scanner only guessed where it ends (toEnd), a decoding failure may
+// mean that the guess was wrong: the line must be scanned again.
 type paramsIn struct {
 	raw       []byte
 	unchecked *wire.Scanner // non-nil: raw is not validated yet
+	toEnd     bool          // raw was taken to the end of the object
 }
 
 // malformed returns why raw is not valid JSON, or nil when it is (or was
-// validated with the line).
+// validated with the line); errGuessedParams when raw is only a guess.
 func (p paramsIn) malformed() error {
+	if p.toEnd {
+		return errGuessedParams
+	}
 	if p.unchecked == nil {
 		return nil
 	}
@@ -229,11 +256,22 @@ func (p paramsIn) malformed() error {
 	return err
 }
 
+// errGuessedParams says that params that did not decode were only guessed
+// to be the last member (see wire.Scanner.ParamsToEnd).
+var errGuessedParams = errors.New("rpc: params guessed to end the frame did not decode")
+
 // malformedParams is what a typed handler's decoder returns for params that
-// are not valid JSON: the line is dropped as malformed.
+// are not valid JSON: the line is dropped as malformed (or, for guessed
+// params, scanned again).
 type malformedParams struct{ err error }
 
 func (m malformedParams) Error() string { return m.err.Error() }
+
+// guessWrong reports whether err says that guessed params did not decode.
+func guessWrong(err error) bool {
+	m, ok := err.(malformedParams)
+	return ok && m.err == errGuessedParams
+}
 
 // methodName returns the method's name as bytes, without allocating unless
 // the name has escapes.
@@ -245,13 +283,18 @@ func (rd *reader) methodName(env *wire.Envelope) []byte {
 	return rd.name
 }
 
-func (c *Conn) handleRequest(rd *reader, env *wire.Envelope, line []byte, size int64, name []byte, view *registryView, e *entry) task {
+// handleRequest returns the task of a request; ok false means that its
+// guessed params did not decode, and that nothing was done.
+func (c *Conn) handleRequest(rd *reader, env *wire.Envelope, line []byte, size int64, name []byte, view *registryView, e *entry) (_ task, ok bool) {
 	if e != nil && e.request != nil {
 		t, err := e.request(c, env.ID.Raw, rd.params())
+		if guessWrong(err) {
+			return nil, false
+		}
 		if err != nil {
 			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: err})
 		}
-		return t
+		return t, true
 	}
 	if view != nil && view.unknown != nil {
 		t := &unknownTask{
@@ -262,31 +305,36 @@ func (c *Conn) handleRequest(rd *reader, env *wire.Envelope, line []byte, size i
 		if env.Params.Raw != nil {
 			t.params = append(json.RawMessage(nil), env.Params.Raw...)
 		}
-		return t
+		return t, true
 	}
 	c.writeError(true, env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)})
-	return nil
+	return nil, true
 }
 
-func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte, name []byte, view *registryView, e *entry) {
+// handleNotification serves a notification; ok false means that its
+// guessed params did not decode, and that nothing was done.
+func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte, size int64, name []byte, view *registryView, e *entry) (ok bool) {
 	if e != nil && e.notification != nil {
-		if err := e.notification(c, rd.params()); err != nil {
-			if m, ok := err.(malformedParams); ok {
-				c.drop(Drop{Reason: DropMalformed, Line: line, Size: int64(len(line)), Err: m.err})
-				return
-			}
-			c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: int64(len(line)), Method: string(name), Err: err})
+		err := e.notification(c, rd.params())
+		switch m, malformed := err.(malformedParams); {
+		case guessWrong(err):
+			return false
+		case malformed:
+			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: m.err})
+		case err != nil:
+			c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: string(name), Err: err})
 		}
-		return
+		return true
 	}
 	if view != nil && view.unknownNotification != nil {
 		func() {
 			defer c.recoverNotification(string(name))
 			view.unknownNotification(c.ctx, string(name), env.Params.Raw)
 		}()
-		return
+		return true
 	}
-	c.drop(Drop{Reason: DropUnhandledNotification, Line: line, Size: int64(len(line)), Method: string(name)})
+	c.drop(Drop{Reason: DropUnhandledNotification, Line: line, Size: size, Method: string(name)})
+	return true
 }
 
 // handleResponse settles the pending call whose id the response carries. Ids
@@ -299,7 +347,7 @@ func (c *Conn) handleNotification(rd *reader, env *wire.Envelope, line []byte, n
 // caller with its response (handOver): the caller would have to wake up
 // anyway, and once it holds the lead, it reads its next response itself
 // (see call), without any goroutine switch.
-func (c *Conn) handleResponse(rd *reader, env *wire.Envelope, line []byte, own *pendingCall) (handOver bool) {
+func (c *Conn) handleResponse(rd *reader, env *wire.Envelope, line []byte, size int64, own *pendingCall) (handOver bool) {
 	var pc *pendingCall
 	var id uint64
 	if env.ID.Kind == wire.Number {
@@ -309,7 +357,7 @@ func (c *Conn) handleResponse(rd *reader, env *wire.Envelope, line []byte, own *
 		}
 	}
 	if pc == nil {
-		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: int64(len(line))})
+		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: size})
 		return false
 	}
 	// WIRE.md §2.7: an error member that is an object or an array rejects

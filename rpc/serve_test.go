@@ -374,3 +374,48 @@ func TestMalformedParamsDropTheLine(t *testing.T) {
 		t.Fatalf("drop %+v, want DropInvalidParams", d)
 	}
 }
+
+// TestMembersAfterParams: params are taken to end the frame, and decoded
+// from there, only when they do; members after them still decide what the
+// frame is, and which params count.
+func TestMembersAfterParams(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	var notes []string
+	reg := echoRegistry()
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) { notes = append(notes, p.Text) })
+	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+
+	// An id after params makes a request of what began as a notification
+	// (and "note" names no request method).
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"a"},"id":1}`)
+	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: note"}}`)
+	// The last method and the last params win.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"note","params":{"text":"b"},"method":"echo"}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"b"}}`)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"c"},"params":{"text":"d"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"d"}}`)
+	// Params that do not decode are answered once, wherever they are.
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"echo","params":{"text":4}}`)
+	p.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":5},"x":null}`)
+	p.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"{{string}}"}}`)
+	// A fault after params makes the frame malformed, even though params
+	// alone would decode.
+	p.send(`{"jsonrpc":"2.0","id":6,"method":"echo","params":{"text":"e"},}`)
+	if d := within(t, drops); d.Reason != rpc.DropMalformed {
+		t.Fatalf("drop %+v, want DropMalformed", d)
+	}
+	// A notification whose params end it, and one with a member after them.
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"f"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"g"},"jsonrpc":"2.0"}`)
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"text":"h"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"h"}}`)
+	if got := strings.Join(notes, ","); got != "f,g" {
+		t.Fatalf("notifications %q, want f,g", got)
+	}
+	select {
+	case d := <-drops:
+		t.Fatalf("unexpected drop %+v", d)
+	default:
+	}
+}

@@ -89,6 +89,11 @@ type Envelope struct {
 	// ParamsUnchecked says Params was delimited but not validated (see
 	// Scanner.LazyParams).
 	ParamsUnchecked bool
+
+	// ParamsToEnd says Params was not even delimited: it was taken to run
+	// to the end of the object, on the guess that it is the last member
+	// (see Scanner.ParamsToEnd). ParamsUnchecked is then set too.
+	ParamsToEnd bool
 }
 
 // memberParams is the member index of params.
@@ -143,7 +148,33 @@ type Scanner struct {
 	// other byte of the line is validated as usual, and the depth reported
 	// counts the params value too.
 	LazyParams bool
+
+	// ParamsToEnd, with LazyParams, makes Scan stop at the value of a
+	// top-level params member when the line ends with the object's closing
+	// brace and that value would be shorter than MaxToEnd bytes: it takes
+	// params to be the last member, and its value to be all that lies
+	// between the colon and that brace (trailing whitespace trimmed),
+	// without looking at those bytes, and reports so in
+	// Envelope.ParamsToEnd. The members before params are validated and
+	// located as usual; the reported depth is then an upper bound, counting
+	// each byte of params as a level.
+	//
+	// The guess is right, and the line valid, exactly when that value is
+	// one valid JSON value. A decoder that rejects invalid JSON and
+	// trailing data confirms it by decoding the value; when it fails (or
+	// when no such decoder is at hand), the line must be scanned again
+	// without ParamsToEnd, since members after params (another id, method
+	// or params) would change what the line is. This skips the params of
+	// the common frame, which ends with them, instead of walking them
+	// twice: once here and once in the decoder.
+	ParamsToEnd bool
 }
+
+// MaxToEnd bounds the params a ParamsToEnd scan takes without delimiting
+// them. The byte count is the depth bound it reports, so it keeps that
+// bound far below any depth limit a caller applies; and past a few
+// kilobytes, delimiting costs little next to decoding.
+const MaxToEnd = 8 << 10
 
 // Scan validates line as exactly one JSON value, optionally surrounded by JSON
 // whitespace (space, tab, LF, CR), with JSON.parse semantics.
@@ -191,6 +222,16 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			return s.fail(env, n, maxD, "unexpected end of input")
 		}
 		if pending == memberParams && d == 1 && s.LazyParams {
+			// After an earlier params member, whose validity the line's
+			// depends on, the value must be delimited: see below.
+			if s.ParamsToEnd && !env.ParamsUnchecked {
+				if raw, ok := paramsToEnd(line, i); ok {
+					s.stack = words
+					env.Params = Value{Raw: raw, Kind: kindOf(raw[0])}
+					env.ParamsUnchecked, env.ParamsToEnd = true, true
+					return top, max(maxD, d+len(raw)), nil
+				}
+			}
 			if env.ParamsUnchecked && !valid(env.Params.Raw) {
 				// A duplicate params member: the one it replaces still
 				// counts for the validity of the line.
@@ -322,6 +363,27 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			return s.fail(env, i, maxD, "expected ',' or ']' after array element")
 		}
 	}
+}
+
+// paramsToEnd returns the bytes from line[i] to the closing brace that ends
+// line, trailing whitespace trimmed, when there is such a brace and what
+// lies before it is neither empty nor MaxToEnd bytes long.
+func paramsToEnd(line []byte, i int) ([]byte, bool) {
+	end := len(line)
+	for end > i && isWS(line[end-1]) {
+		end--
+	}
+	if end-i < 2 || line[end-1] != '}' {
+		return nil, false
+	}
+	end-- // the brace
+	for end > i && isWS(line[end-1]) {
+		end--
+	}
+	if end == i || end-i >= MaxToEnd {
+		return nil, false
+	}
+	return line[i:end:end], true
 }
 
 // pop closes the innermost container and reports the new depth and whether

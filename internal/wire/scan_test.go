@@ -417,6 +417,7 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) {
 	top, depth, err := s.Scan(line, &env)
 	valid := err == nil
 	checkLazyAgrees(t, line, env, top, depth, err)
+	checkToEndAgrees(t, line, env, top, depth, err)
 	if depth > goMaxDepth {
 		return // encoding/json refuses depth > 10000; JSON.parse does not.
 	}
@@ -594,7 +595,7 @@ func genString(r *rand.Rand, b []byte) []byte {
 func TestScanDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var s Scanner
-	valid := 0
+	valid, guessed := 0, 0
 	const n = 20000
 	for range n {
 		line := randomLine(r)
@@ -602,6 +603,14 @@ func TestScanDifferential(t *testing.T) {
 		if json.Valid(line) {
 			valid++
 		}
+		var env Envelope
+		top, depth, err := s.Scan(line, &env)
+		if checkToEndAgrees(t, line, env, top, depth, err) {
+			guessed++
+		}
+	}
+	if guessed < n/100 {
+		t.Errorf("only %d/%d lines had their params taken to the end", guessed, n)
 	}
 	// Guard against a generator that only produces one verdict.
 	if valid < n/10 || valid > n*9/10 {
@@ -653,6 +662,38 @@ func checkLazyAgrees(t *testing.T, line []byte, env Envelope, top Kind, depth in
 	}
 }
 
+// checkToEndAgrees checks a ParamsToEnd scan of line against the full scan
+// (env, top, depth, err): a guess that the params value confirms (it is
+// one valid JSON value) gives the full scan's verdict, envelope and a depth
+// bound; a guess it refutes leaves the verdict to a scan without the
+// guess. It reports whether a guess was made.
+func checkToEndAgrees(t *testing.T, line []byte, env Envelope, top Kind, depth int, err error) bool {
+	t.Helper()
+	s := Scanner{LazyParams: true, ParamsToEnd: true}
+	var genv Envelope
+	gtop, gdepth, gerr := s.Scan(line, &genv)
+	if gerr != nil || !genv.ParamsToEnd {
+		if gerr == nil && !genv.ParamsToEnd {
+			checkLazyAgrees(t, line, env, top, depth, err) // no guess: a lazy scan
+		}
+		return false
+	}
+	if !genv.ParamsUnchecked || genv.Params.Kind == Absent {
+		t.Fatalf("%q: a guess with params %+v, unchecked %v", line, genv.Params, genv.ParamsUnchecked)
+	}
+	if !valid(genv.Params.Raw) {
+		return true // refuted: the caller scans again
+	}
+	if err != nil {
+		t.Fatalf("%q: the guess %q is valid JSON, but the line is not: %v", line, genv.Params.Raw, err)
+	}
+	genv.ParamsUnchecked, genv.ParamsToEnd = false, false
+	if gtop != top || gdepth < depth || !envEqual(genv, env) {
+		t.Fatalf("%q: the confirmed guess gives %v %d %+v, the full scan %v %d %+v", line, gtop, gdepth, genv, top, depth, env)
+	}
+	return true
+}
+
 // TestEnvelopeKey holds the word-compare path for plain envelope keys to the
 // general one (scanString, then memberIndex), for keys that are, almost
 // are, or are escaped forms of the envelope's, followed by the rest of a
@@ -683,5 +724,48 @@ func TestEnvelopeKey(t *testing.T) {
 	// Every plain envelope key with a member after it takes the fast path.
 	if fast < 6*3 {
 		t.Errorf("the fast path recognised %d keys; want at least %d", fast, 6*3)
+	}
+}
+
+// TestScanParamsToEnd covers the guesses a ParamsToEnd scan makes, or not,
+// and holds each to the full scan.
+func TestScanParamsToEnd(t *testing.T) {
+	long := `{"params":"` + strings.Repeat("x", MaxToEnd) + `"}`
+	tests := []struct {
+		line  string
+		guess string // the params taken to the end; "" for no guess
+	}{
+		{`{"jsonrpc":"2.0","method":"m","params":{"a":1}}`, `{"a":1}`},
+		{"{\"method\":\"m\",\"params\": [1,2] \t}\r\n", `[1,2]`},
+		{`{"method":"m","params":{"a":1},"id":3}`, `{"a":1},"id":3`},
+		{`{"params":[1,],"params":{}}`, `[1,],"params":{}`},
+		{`{"params":{"a":1},"params":[1,]}`, `{"a":1},"params":[1,]`},
+		{`{"params":{}}}`, `{}}`},
+		{`{"params":"}"}`, `"}"`},
+		{`{"params":}`, ""},
+		{`{"params": }`, ""},
+		{`{"params":{"a":1}`, `{"a":1`},
+		{`{"params":{"a":1}]`, ""},
+		{`{"x":{"params":{}}}`, ""}, // not a member of the envelope
+		{long, ""},
+	}
+	for _, tc := range tests {
+		line := []byte(tc.line)
+		var full Scanner
+		var env Envelope
+		top, depth, err := full.Scan(line, &env)
+		guessed := checkToEndAgrees(t, line, env, top, depth, err)
+		if guessed != (tc.guess != "") {
+			t.Errorf("%q: guessed %v, want %v", line, guessed, tc.guess != "")
+			continue
+		}
+		if guessed {
+			s := Scanner{LazyParams: true, ParamsToEnd: true}
+			var genv Envelope
+			s.Scan(line, &genv)
+			if string(genv.Params.Raw) != tc.guess {
+				t.Errorf("%q: params taken to the end are %q, want %q", line, genv.Params.Raw, tc.guess)
+			}
+		}
 	}
 }
