@@ -50,17 +50,12 @@ fuzz:
 	done
 
 ## bench: the side-by-side suite (bench/, its own module) against the other
-## Go JSON-RPC libraries, COUNT runs each, then the ratio tables. The raw
-## output goes to bench/results/bench.txt; the rpc micro-benchmarks to
-## bench/results/rpc.txt.
+## Go JSON-RPC libraries, in COUNT rounds (bench/run.sh), then the ratio
+## tables. The raw output goes to bench/results/bench.txt; the rpc
+## micro-benchmarks to bench/results/rpc.txt.
 bench:
-	@mkdir -p bench/results
-	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR' \
-	  -benchmem -count $(COUNT) -timeout 90m | tee results/bench.txt
-	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench Oversize -benchmem -benchtime 1x -count 1 -timeout 90m \
-	  | grep -v '^goos\|^goarch\|^pkg\|^cpu' | tee -a results/bench.txt
+	cd bench && BENCHTIME=$(BENCHTIME) ./run.sh $(COUNT)
 	cd bench && ./compare.sh results/bench.txt
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./rpc | tee bench/results/rpc.txt
 
 ## demo: two processes speaking typed JSON-RPC over a pipe.
 demo:

@@ -1,0 +1,44 @@
+#!/bin/sh
+# run.sh: the side-by-side suite as `make bench` runs it, into results/.
+#
+#   ./run.sh [COUNT]    # COUNT rounds (default 10); about 3.5 minutes a round
+#
+# Each round runs every benchmark once (-count 1), and the rounds follow
+# one another, so that the floor, linerpc and the peers are measured
+# seconds apart, COUNT times over, rather than each COUNT times in a row:
+# on a shared machine whose speed drifts over minutes, only benchmarks
+# measured side by side give fair ratios. go test's own -count repeats each
+# benchmark before it moves to the next.
+#
+# results/bench.txt gets the rounds of workloads 1-5 and DecodePR, then one
+# Oversize op per pipe and contender (workload 6: a 256 MiB line each, a
+# few minutes); results/rpc.txt gets the library's micro-benchmarks, in
+# rounds too. The machine's goos/goarch/cpu lines head each file.
+set -eu
+cd "$(dirname "$0")"
+count=${1:-10}
+tmp=${TMPDIR:-/tmp}/linerpc-bench.$$
+mkdir -p "$tmp" results
+trap 'rm -rf "$tmp"' EXIT
+
+go test -c -o "$tmp/bench.test" .
+(cd .. && go test -c -o "$tmp/rpc.test" ./rpc)
+
+# rounds BIN PATTERN BENCHTIME: COUNT rounds of one benchmark binary,
+# with the configuration lines kept once.
+rounds() {
+	i=0
+	while [ "$i" -lt "$count" ]; do
+		i=$((i + 1))
+		"$1" -test.run '^$' -test.bench "$2" -test.benchmem -test.benchtime "$3" -test.count 1 -test.timeout 60m
+	done | awk '/^(goos|goarch|pkg|cpu):/ { if (seen[$0]++) next } /^(PASS|ok)/ { next } { print; fflush() }'
+}
+
+rounds "$tmp/bench.test" 'RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR' 1s | tee results/bench.txt
+"$tmp/bench.test" -test.run '^$' -test.bench Oversize -test.benchmem -test.benchtime 1x -test.count 1 -test.timeout 60m |
+	grep -v '^goos\|^goarch\|^pkg\|^cpu\|^PASS' | tee -a results/bench.txt
+(cd ../rpc && rounds "$tmp/rpc.test" . "${BENCHTIME:-1s}") | tee results/rpc.txt
+if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt; then
+	echo "run.sh: a benchmark failed (see results/)" >&2
+	exit 1
+fi
