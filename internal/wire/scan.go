@@ -96,21 +96,28 @@ type Envelope struct {
 	ParamsToEnd bool
 }
 
-// memberParams is the member index of params.
-const memberParams = 3
+// The member indexes of the envelope's members (see Envelope.member).
+const (
+	memberJSONRPC = iota
+	memberID
+	memberMethod
+	memberParams
+	memberResult
+	memberError
+)
 
 // member returns the envelope field for member index m (see memberIndex).
 func (env *Envelope) member(m int) *Value {
 	switch m {
-	case 0:
+	case memberJSONRPC:
 		return &env.JSONRPC
-	case 1:
+	case memberID:
 		return &env.ID
-	case 2:
+	case memberMethod:
 		return &env.Method
-	case 3:
+	case memberParams:
 		return &env.Params
-	case 4:
+	case memberResult:
 		return &env.Result
 	default:
 		return &env.Error
@@ -222,8 +229,8 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			return s.fail(env, n, maxD, "unexpected end of input")
 		}
 		if pending == memberParams && d == 1 && s.LazyParams {
-			// After an earlier params member, whose validity the line's
-			// depends on, the value must be delimited: see below.
+			// After an earlier params member, this one is delimited: the
+			// line is valid only if the member it replaces is (see below).
 			if s.ParamsToEnd && !env.ParamsUnchecked {
 				if raw, ok := paramsToEnd(line, i); ok {
 					s.stack = words
@@ -469,17 +476,17 @@ func envelopeKey(line []byte, i int) (member, end int) {
 	w := binary.LittleEndian.Uint64(line[i:])
 	switch {
 	case w == wordMethod:
-		return 2, i + 8
+		return memberMethod, i + 8
 	case w == wordParams:
 		return memberParams, i + 8
 	case w&(1<<32-1) == wordID:
-		return 1, i + 4
+		return memberID, i + 4
 	case w == wordResult:
-		return 4, i + 8
+		return memberResult, i + 8
 	case w&(1<<56-1) == wordError:
-		return 5, i + 7
+		return memberError, i + 7
 	case w == wordJSONRPC && line[i+8] == '"':
-		return 0, i + 9
+		return memberJSONRPC, i + 9
 	}
 	return -1, 0
 }
@@ -499,17 +506,17 @@ func memberIndex(content []byte, escaped bool) int {
 	// A switch on string(b) does not allocate.
 	switch string(content) {
 	case "jsonrpc":
-		return 0
+		return memberJSONRPC
 	case "id":
-		return 1
+		return memberID
 	case "method":
-		return 2
+		return memberMethod
 	case "params":
 		return memberParams
 	case "result":
-		return 4
+		return memberResult
 	case "error":
-		return 5
+		return memberError
 	}
 	return -1
 }
