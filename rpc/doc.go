@@ -93,7 +93,9 @@
 // the whole line first: when params are the frame's last member, as they
 // usually are, the scanner stops at them, and the decoder's success
 // confirms that nothing follows; when it fails, the line is scanned again
-// in full, so that members after params still count. Anything else — malformed JSON,
+// in full, so that members after params still count (and, for a peer seen
+// to write members after params, the scanner stops guessing until a frame
+// ends with them again). Anything else — malformed JSON,
 // non-objects, batches, oversize or too deeply nested lines — is dropped
 // and reported to Options.OnDrop and Options.Logger, never to the peer.
 // These are the rules of the DeepSeek Harness TypeScript transport, so a

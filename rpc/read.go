@@ -22,6 +22,12 @@ type reader struct {
 	fixed   []byte // scratch for lines with invalid UTF-8
 	name    []byte // scratch for method names with escapes
 	late    bool   // the input being handled came after Shutdown began
+
+	// paramsFirst says the peer's last frame with params had a member
+	// after them: the next frame's params are not guessed to end it (see
+	// dispatch), since with a peer that writes, say, the id last, every
+	// guess would cost a decode in vain.
+	paramsFirst bool
 }
 
 // leadOutcome is how a turn at leading the read loop ended.
@@ -151,7 +157,7 @@ func (c *Conn) dispatch(rd *reader, raw []byte, own *pendingCall) (_ task, handO
 	// them to the decoder of a typed handler (see wire.Scanner.ParamsToEnd);
 	// when the guess cannot be confirmed that way, the line is scanned
 	// again without it. Nothing is done with the line before then.
-	rd.scanner.ParamsToEnd = true
+	rd.scanner.ParamsToEnd = !rd.paramsFirst
 	t, handOver, ok := c.dispatchScanned(rd, line, int64(len(raw)), own)
 	if !ok {
 		rd.scanner.ParamsToEnd = false
@@ -174,6 +180,9 @@ func (c *Conn) dispatchScanned(rd *reader, line []byte, size int64, own *pending
 		return nil, false, true
 	}
 	env := &rd.env
+	if env.Params.Kind != wire.Absent {
+		rd.paramsFirst = !env.ParamsLast
+	}
 	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
 	hasMethod := env.Method.Kind == wire.String
 	var name []byte

@@ -419,3 +419,64 @@ func TestMembersAfterParams(t *testing.T) {
 	default:
 	}
 }
+
+// countedParams counts how often go-json decodes it: its member is decoded
+// as go-json walks the value, before it looks at what follows.
+type countedParams struct {
+	Text countedString `json:"text"`
+}
+
+type countedString string
+
+var countedDecodes atomic.Int64
+
+func (s *countedString) UnmarshalJSON(b []byte) error {
+	countedDecodes.Add(1)
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = countedString(v)
+	return nil
+}
+
+// TestPeerWritingParamsFirst: once a peer is seen to write a member after
+// params, its frames are no longer guessed to end with them, so that each
+// is decoded once, not twice; a frame that ends with params again brings
+// the guess back.
+func TestPeerWritingParamsFirst(t *testing.T) {
+	got := make(chan string, 1)
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, rpc.NewNotification[countedParams]("count"), func(ctx context.Context, p countedParams) {
+		got <- string(p.Text)
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	countedDecodes.Store(0)
+	send := func(line, text string) {
+		t.Helper()
+		p.send(line)
+		if s := within(t, got); s != text {
+			t.Fatalf("%s: handled with %q", line, s)
+		}
+	}
+	for range 4 {
+		send(`{"method":"count","params":{"text":"a"},"jsonrpc":"2.0"}`, "a")
+	}
+	// The first frame was guessed to end with params, and decoded in vain
+	// (go-json decodes the value before it finds what follows), then
+	// decoded again; the other three were decoded once.
+	if n := countedDecodes.Load(); n != 4+1 {
+		t.Fatalf("%d decodes for 4 frames with a member after params; want 5", n)
+	}
+	for range 2 {
+		send(`{"jsonrpc":"2.0","method":"count","params":{"text":"b"}}`, "b")
+	}
+	if n := countedDecodes.Load(); n != 5+2 {
+		t.Fatalf("%d decodes after 2 more frames ending with params; want 7", n)
+	}
+	// Guessing again: a member after params costs a decode in vain again.
+	send(`{"method":"count","params":{"text":"c"},"jsonrpc":"2.0"}`, "c")
+	if n := countedDecodes.Load(); n != 7+2 {
+		t.Fatalf("%d decodes after a frame with a member after params; want 9", n)
+	}
+}

@@ -94,6 +94,11 @@ type Envelope struct {
 	// to the end of the object, on the guess that it is the last member
 	// (see Scanner.ParamsToEnd). ParamsUnchecked is then set too.
 	ParamsToEnd bool
+
+	// ParamsLast says params is the object's last member (taken to be, when
+	// ParamsToEnd is set): a reader of many frames can tell from it whether
+	// its peer writes params last, and a ParamsToEnd guess is worth making.
+	ParamsLast bool
 }
 
 // The member indexes of the envelope's members (see Envelope.member).
@@ -216,6 +221,7 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 		maxD     int  // maximum depth seen
 		inObj    bool // whether the innermost open container is an object
 		pending  = -1 // envelope member whose value is being scanned at depth 1
+		last     = -1 // envelope member whose value ended last at depth 1
 		memStart int  // start offset of the pending member's value
 		words    = s.stack[:0]
 	)
@@ -235,7 +241,7 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 				if raw, ok := paramsToEnd(line, i); ok {
 					s.stack = words
 					env.Params = Value{Raw: raw, Kind: kindOf(raw[0])}
-					env.ParamsUnchecked, env.ParamsToEnd = true, true
+					env.ParamsUnchecked, env.ParamsToEnd, env.ParamsLast = true, true, true
 					return top, max(maxD, d+len(raw)), nil
 				}
 			}
@@ -328,17 +334,22 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 		// State: a value just ended at i. Closing brackets loop back here
 		// because each closed container is itself a completed value.
 		for {
-			if d == 1 && pending >= 0 {
-				v := env.member(pending)
-				v.Raw = line[memStart:i:i]
-				v.Kind = kindOf(line[memStart])
-				pending = -1
+			if d == 1 && track {
+				if pending >= 0 {
+					v := env.member(pending)
+					v.Raw = line[memStart:i:i]
+					v.Kind = kindOf(line[memStart])
+				}
+				last, pending = pending, -1
 			}
 			i = skipWS(line, i)
 			if d == 0 {
 				s.stack = words
 				if i != n {
 					return s.fail(env, i, maxD, "unexpected data after top-level value")
+				}
+				if track {
+					env.ParamsLast = last == memberParams
 				}
 				return top, maxD, nil
 			}

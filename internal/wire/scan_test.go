@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -464,6 +465,44 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) {
 		var s2 Scanner
 		if k, _, err := s2.Scan(mb.v.Raw, nil); err != nil || k != mb.v.Kind {
 			t.Fatalf("%q: member %s kind %v, rescan gives %v %v", line, mb.key, mb.v.Kind, k, err)
+		}
+	}
+	if want := lastTopKey(t, line) == "params"; env.ParamsLast != want {
+		t.Fatalf("%q: ParamsLast = %v, want %v", line, env.ParamsLast, want)
+	}
+}
+
+// lastTopKey returns the last key of the top-level object line, as
+// encoding/json's tokenizer reads it.
+func lastTopKey(t *testing.T, line []byte) string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var last string
+	depth, key := 0, false // key: the next token at depth 1 is a key
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return last
+			}
+			t.Fatalf("%q: tokenizing: %v", line, err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			key = depth == 1 && tok == json.Delim('{')
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			key = depth == 1
+			continue
+		}
+		if depth == 1 && key {
+			last = tok.(string)
+			key = false
+		} else if depth == 1 {
+			key = true
 		}
 	}
 }
