@@ -221,7 +221,7 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 		maxD     int  // maximum depth seen
 		inObj    bool // whether the innermost open container is an object
 		pending  = -1 // envelope member whose value is being scanned at depth 1
-		last     = -1 // envelope member whose value ended last at depth 1
+		last     = -1 // member (-1: not of the envelope) whose value ended last at depth 1
 		memStart int  // start offset of the pending member's value
 		words    = s.stack[:0]
 	)
