@@ -276,11 +276,12 @@ type malformedParams struct{ err error }
 
 func (m malformedParams) Error() string { return m.err.Error() }
 
+// Unwrap returns why the params are malformed (a *wire.SyntaxError), or
+// errGuessedParams.
+func (m malformedParams) Unwrap() error { return m.err }
+
 // guessWrong reports whether err says that guessed params did not decode.
-func guessWrong(err error) bool {
-	m, ok := err.(malformedParams)
-	return ok && m.err == errGuessedParams
-}
+func guessWrong(err error) bool { return errors.Is(err, errGuessedParams) }
 
 // methodName returns the method's name as bytes, without allocating unless
 // the name has escapes.
