@@ -16,42 +16,43 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
 )
-
-// EnvSkip names the variable that skips the suite explicitly. Nothing sets
-// it for you: a missing install fails the tests rather than skipping them.
-const EnvSkip = "LINERPC_SKIP_INTEROP"
 
 // testTimeout bounds every single exchange with a child; the whole suite
 // runs in well under a minute, so hitting it means a hang.
 const testTimeout = 30 * time.Second
 
-// needPeers fails the test unless the pinned peers are installed (or skips
-// it when EnvSkip=1), and returns the interop folder.
+// needPeers returns the interop folder when the pinned peers and node are
+// there; otherwise it skips the test with what is missing and the make
+// target that installs it, or fails it when peers are required
+// (LINERPC_REQUIRE_PEERS=1, internal/peers).
 func needPeers(t *testing.T) string {
 	t.Helper()
-	if os.Getenv(EnvSkip) == "1" {
-		t.Skip(EnvSkip + "=1: interop tests skipped on request")
-	}
 	dir, err := os.Getwd() // go test runs in the package folder: interop/
 	if err != nil {
 		t.Fatal(err)
 	}
+	peers.Missing(t, findPeers(dir))
+	return dir
+}
+
+// findPeers says what is missing for the interop tests to run in dir.
+func findPeers(dir string) error {
 	for _, f := range []string{
 		"node_modules/.linerpc-install-stamp",
 		"node_modules/@deepseek-ai/dsh-sdk-protocol/lib/index.js",
 		"node_modules/@deepseek-ai/dsh-sdk-client/lib/index.js",
 	} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Fatalf("the real TypeScript peers are not installed (%s is missing): run `make interop` "+
-				"(or ./interop/install.sh), or set %s=1 to skip these tests", f, EnvSkip)
+			return fmt.Errorf("the TypeScript peers are not installed (interop/%s is missing): run `make interop-install`", f)
 		}
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH: the interop tests need Node >= 20 (%v)", err)
+		return fmt.Errorf("node is not on PATH: the interop tests need Node >= 20 (%v); then run `make interop-install`", err)
 	}
-	return dir
+	return nil
 }
 
 // child is a Node program of ours, started over stdio. Cleanup kills and

@@ -3,7 +3,6 @@ package sdkproto_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,14 +11,15 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/fakemodel"
+	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/internal/realruntime"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
 // The Go client driving the REAL DSH runtime (realruntime/) against a fake
 // model on 127.0.0.1. Each scenario has its own runtime process and runs
-// in parallel. LINERPC_SKIP_REALRUNTIME=1 skips them when the runtime is
-// not installed.
+// in parallel. They skip when the runtime is not installed (`make
+// realruntime`), or fail when LINERPC_REQUIRE_PEERS=1 (internal/peers).
 
 const rrWait = 60 * time.Second // failure bound of a scenario's waits
 
@@ -38,12 +38,7 @@ type rrRuntime struct {
 // re-encodes to its exact bytes, and that Close reaps it.
 func startReal(t *testing.T, fake *fakemodel.Server, maxTokens int64) *rrRuntime {
 	t.Helper()
-	if err := realruntime.Available(); err != nil {
-		if os.Getenv("LINERPC_SKIP_REALRUNTIME") == "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	peers.Missing(t, realruntime.Available())
 	t.Cleanup(fake.Close)
 	cmd := realruntime.Command(fake.URL(), t.TempDir())
 	c, err := sdkproto.Launch(cmd, &sdkproto.ClientOptions{RequestTimeout: 30 * time.Second, EOFGrace: 500 * time.Millisecond})

@@ -16,22 +16,18 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/fakemodel"
+	"github.com/linerpc/linerpc/internal/peers"
 )
 
 // waitTimeout bounds every wait for a frame or an exit; it is a failure
 // bound, not a pacing delay.
 const waitTimeout = 30 * time.Second
 
-// requireRuntime fails the test with the Available error, or skips it when
-// LINERPC_SKIP_REALRUNTIME=1.
+// requireRuntime skips the test with the Available error (which names
+// `make realruntime`), or fails it when peers are required (peers.Env).
 func requireRuntime(t *testing.T) {
 	t.Helper()
-	if err := Available(); err != nil {
-		if os.Getenv("LINERPC_SKIP_REALRUNTIME") == "1" {
-			t.Skip(err.Error())
-		}
-		t.Fatal(err)
-	}
+	peers.Missing(t, Available())
 }
 
 // rpcError is a JSON-RPC error object, with "data" kept raw so that its
