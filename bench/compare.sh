@@ -15,6 +15,15 @@
 set -eu
 cd "$(dirname "$0")"
 
+# benchstat from PATH when installed, else built by the go command at a
+# pinned version (fetched once through the module proxy, then cached).
+BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da
+if ! command -v benchstat >/dev/null 2>&1; then
+	benchstat() {
+		go run "golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION" "$@"
+	}
+fi
+
 ratios_only=0
 if [ "${1:-}" = "-ratios" ]; then
 	ratios_only=1
