@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,19 +42,27 @@ Flags:
   --cwd DIR                workspace directory sent in initialize (default: .)
   --provider P             provider route (default deepseek-official)
   --model M                model id (default deepseek-v4-flash)
-  --max-tokens N           per-request output-token cap (default: none sent)
+  --max-tokens N           per-request output-token cap, 1 to 2^53-1
+                           (default: none sent; 0 and negatives are refused)
   --reasoning-effort E     reasoning effort, e.g. off, low, high, max
   --image FILE             attach an image (png, jpeg, webp, gif); repeatable
   --json                   print the turn's notifications as JSON-RPC frames
                            (NDJSON, params exactly as received) instead
   --no-color               no ANSI colour even on a terminal (NO_COLOR works too)
-  --timeout D              give up after D, e.g. 2m (default: no limit)
+  --timeout D              the whole run, teardown included, ends within D,
+                           e.g. 2m (default: no limit); see below
   --stderr                 copy the runtime's stderr to ours (default: only
                            its last lines, when it fails)
   --demo-delay D           pause between the demo's streamed words (default 20ms)
 
 Ctrl-C stops waiting and tears the runtime down: shutdown, close its stdin,
-SIGTERM, SIGKILL, each step bounded.
+SIGTERM, SIGKILL, each step bounded (at most 16s in all).
+
+With --timeout D, the turn may take D less the teardown's share (a quarter
+of D, at most 4s), and the teardown steps share what is left, so that the
+runtime is gone by D. When the time runs out, the error says what was
+awaited: the answer to initialize or session/prompt, the prompt's receipt,
+or the session's idle status (the end of the turn).
 
 Exit status: 0 the turn completed; 1 it ended otherwise (error, max-tokens,
 aborted, ...); 2 usage error (bad flag, unreadable or unsupported image);
@@ -65,6 +74,7 @@ type runOptions struct {
 	runtime, session, cwd   string
 	provider, model, effort string
 	maxTokens               int64
+	maxTokensSet            bool
 	images                  stringList
 	json, noColor, stderr   bool
 	timeout, demoDelay      time.Duration
@@ -94,6 +104,7 @@ func runCmd(e *env, args []string) int {
 	if err != nil {
 		return code
 	}
+	fs.Visit(func(f *flag.Flag) { o.maxTokensSet = o.maxTokensSet || f.Name == "max-tokens" })
 	if err := o.complete(e, pos); err != nil {
 		return usageError(e, "run", err)
 	}
@@ -115,8 +126,8 @@ func (o *runOptions) complete(e *env, pos []string) error {
 	if strings.TrimSpace(o.prompt) == "" {
 		return errors.New("missing PROMPT")
 	}
-	if o.maxTokens < 0 || o.maxTokens > 1<<53-1 {
-		return fmt.Errorf("--max-tokens must be a positive integer, not %d", o.maxTokens)
+	if o.maxTokensSet && (o.maxTokens < 1 || o.maxTokens > 1<<53-1) {
+		return fmt.Errorf("--max-tokens must be a positive integer (1 to 2^53-1), not %d; leave it out to send none", o.maxTokens)
 	}
 	if o.runtime != "" {
 		argv, err := splitWords(o.runtime)
@@ -183,7 +194,7 @@ func (o *runOptions) run(e *env) int {
 	defer stop()
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout-teardownShare(o.timeout), errTimedOut)
 		defer cancel()
 	}
 
@@ -208,7 +219,7 @@ func (o *runOptions) run(e *env) int {
 	defer closeRuntime()
 
 	params := sdkproto.InitializeParams{Cwd: o.cwd, Provider: o.provider, Model: o.model}
-	if o.maxTokens > 0 {
+	if o.maxTokensSet {
 		params.MaxTokens = sdkproto.Tokens(o.maxTokens)
 	}
 	if o.effort != "" {
@@ -244,15 +255,51 @@ func (o *runOptions) run(e *env) int {
 // errTimedOut is the cause of a context ended by --timeout.
 var errTimedOut = errors.New("timed out")
 
+// The teardown ladder of a run without --timeout: the client's defaults.
+// ladderSteps is how many waits it has at most: the shutdown request, the
+// grace after closing stdin, after SIGTERM, after SIGKILL, and the wait
+// for the connection's goroutines.
+const ladderSteps = 5
+
+// teardownShare is the part of --timeout d kept for the teardown: a
+// quarter, at most 4s.
+func teardownShare(d time.Duration) time.Duration {
+	return min(d/4, 4*time.Second)
+}
+
+// ladder returns the client options of the teardown: the defaults, or,
+// with --timeout d, each wait cut so that all of them fit in
+// teardownShare(d).
+func ladder(d time.Duration) *sdkproto.ClientOptions {
+	if d <= 0 {
+		return &sdkproto.ClientOptions{}
+	}
+	step := max(teardownShare(d)/ladderSteps, time.Millisecond)
+	return &sdkproto.ClientOptions{
+		ShutdownTimeout: min(step, sdkproto.DefaultShutdownTimeout),
+		EOFGrace:        min(step, sdkproto.DefaultEOFGrace),
+		KillGrace:       min(step, sdkproto.DefaultKillGrace),
+	}
+}
+
 // fail reports an error of step (initialize or prompt) and returns the
 // exit status: Ctrl-C, the timeout, or a failed runtime.
 func (o *runOptions) fail(e *env, ctx context.Context, step string, err error, client *sdkproto.Client, closeRuntime func()) int {
+	awaited := "an answer to " + step
+	if step == "prompt" {
+		awaited = "an answer to session/prompt"
+	}
+	var wait *sdkproto.RunWaitError
+	if errors.As(err, &wait) {
+		awaited = wait.Awaited() + ", after session/prompt was answered"
+	}
 	switch {
 	case errors.Is(context.Cause(ctx), errTimedOut):
-		fmt.Fprintf(e.stderr, "dshrpc run: %s: no answer within --timeout %s; shutting the runtime down\n", step, o.timeout)
+		fmt.Fprintf(e.stderr, "dshrpc run: --timeout %s (%s of it kept for the teardown) ran out waiting for %s; shutting the runtime down\n",
+			o.timeout, teardownShare(o.timeout), awaited)
 		return exitRuntime
 	case ctx.Err() != nil:
-		fmt.Fprintf(e.stderr, "dshrpc run: interrupted; shutting the runtime down\n")
+		fmt.Fprintf(e.stderr, "dshrpc run: interrupted while waiting for %s; shutting the runtime down\n", awaited)
 		return exitInterrupted
 	}
 	var closed *sdkproto.TransportClosedError
@@ -348,7 +395,7 @@ func indentLines(s string) string {
 // start starts the runtime: the command of --runtime as a child, or the
 // demo in-process (wait then returns once the demo stopped).
 func (o *runOptions) start(e *env) (client *sdkproto.Client, wait func() error, err error) {
-	opts := &sdkproto.ClientOptions{}
+	opts := ladder(o.timeout)
 	if o.runtimeArgv == nil {
 		r, w, wait := serveInProcess(o.demoDelay)
 		return sdkproto.NewClient(r, w, opts), wait, nil

@@ -200,9 +200,13 @@ func TestRunUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus", "hi"}, "flag provided but not defined: -bogus"},
-		{[]string{"--max-tokens", "many", "hi"}, `invalid value "many" for flag -max-tokens`},
-		{[]string{"--max-tokens", "-5", "hi"}, "--max-tokens must be a positive integer"},
+		{[]string{"--bogus", "hi"}, "flag provided but not defined: --bogus"},
+		{[]string{"--max-tokens", "many", "hi"}, `invalid value "many" for flag --max-tokens`},
+		{[]string{"--max-tokens", "-5", "hi"}, "--max-tokens must be a positive integer (1 to 2^53-1), not -5"},
+		{[]string{"--max-tokens", "0", "hi"}, "--max-tokens must be a positive integer (1 to 2^53-1), not 0"},
+		{[]string{"--max-tokens=9007199254740992", "hi"}, "not 9007199254740992"},
+		{[]string{"hi", "--timeout"}, "flag needs an argument: --timeout"},
+		{[]string{"--json=maybe", "hi"}, `invalid boolean value "maybe" for --json`},
 		{[]string{}, "missing PROMPT"},
 		{[]string{"--runtime", `"unclosed`, "hi"}, "--runtime: unterminated double quote"},
 		{[]string{"--cwd", "/no/such/dir", "hi"}, "--cwd"},
@@ -248,7 +252,13 @@ func TestRunInterrupt(t *testing.T) {
 	runtime := "sh -c " + strconv.Quote(`echo $$ > "$0"; exec "$1" serve-demo`) + " " + strconv.Quote(pidFile) + " " + strconv.Quote(bin)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--runtime", runtime, "/slow one two three four five six seven eight nine ten")
+	// 100 words 200ms apart: the turn would take 20s, so the interrupt
+	// lands mid-turn however slow the machine is.
+	words := make([]string, 100)
+	for i := range words {
+		words[i] = "w" + strconv.Itoa(i+1)
+	}
+	cmd := exec.CommandContext(ctx, bin, "run", "--runtime", runtime, "/slow "+strings.Join(words, " "))
 	cmd.Env = testEnv()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -260,7 +270,7 @@ func TestRunInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	readUntil(t, stdout, "one ", 10*time.Second) // the turn is streaming
+	readUntil(t, stdout, "w1 ", testTimeout) // the turn is streaming
 	cmd.Process.Signal(os.Interrupt)
 	rest := new(bytes.Buffer)
 	rest.ReadFrom(stdout)
@@ -269,8 +279,8 @@ func TestRunInterrupt(t *testing.T) {
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, exitInterrupted, stderr.String())
 	}
-	wantContains(t, "stderr", stderr.String(), "interrupted; shutting the runtime down")
-	if strings.Contains(rest.String(), "ten") {
+	wantContains(t, "stderr", stderr.String(), "interrupted while waiting for session.status idle", "shutting the runtime down")
+	if strings.Contains(rest.String(), "w100") {
 		t.Errorf("the turn ran to its end: %s", rest.String())
 	}
 	b, err := os.ReadFile(pidFile)
@@ -281,5 +291,69 @@ func TestRunInterrupt(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("runtime process %d still exists after run exited (kill 0: %v)", pid, err)
 		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// stuckRuntime is a runtime (sh) that answers initialize, then answers
+// session/prompt with message m-1 after writing the frames given (none,
+// or the receipt), and then sends nothing more and ignores shutdown,
+// stdin EOF and SIGTERM: only SIGKILL ends it.
+func stuckRuntime(beforeReply string) string {
+	script := `trap '' TERM; ` +
+		`idof() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }; ` +
+		`read -r line; echo '{"jsonrpc":"2.0","id":'"$(idof "$line")"',"result":{"serverInfo":{"name":"stuck","version":"1"}}}'; ` +
+		`read -r line; ` + beforeReply + `echo '{"jsonrpc":"2.0","id":'"$(idof "$line")"',"result":{"messageId":"m-1"}}'; ` +
+		`exec sleep 1000`
+	return "sh -c " + strconv.Quote(script)
+}
+
+// TestRunTimeoutSaysWhatIsAwaited: a runtime that answers the prompt but
+// never sends what Run waits for is given up at --timeout, the error says
+// what was awaited, and the teardown of a runtime that ignores everything
+// but SIGKILL fits in the timeout too (the default ladder alone takes 16s).
+func TestRunTimeoutSaysWhatIsAwaited(t *testing.T) {
+	receipt := `echo '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"x","event":{"type":"agent/inbox/spliced","seq":0,"time":0,"data":{"target":"next-turn","start":0,"inserted":[{"id":"m-1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}]}}}}'; `
+	for _, c := range []struct {
+		name, runtime, want string
+	}{
+		{"no receipt", stuckRuntime(""), "ran out waiting for the receipt of message m-1 (session.event agent/inbox/spliced inserting it into session \"x\"), after session/prompt was answered"},
+		{"no idle", stuckRuntime(receipt), "ran out waiting for session.status idle for session \"x\" (the end of the turn), after session/prompt was answered"},
+		{"no answer", "sh -c " + strconv.Quote("trap '' TERM; exec sleep 1000"), "ran out waiting for an answer to initialize"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "1s", "hi")
+			took := time.Since(start)
+			t.Logf("dshrpc run --timeout 1s took %v", took.Round(time.Millisecond))
+			r.wantCode(t, exitRuntime)
+			wantContains(t, "stderr", r.stderr, "dshrpc run: --timeout 1s (250ms of it kept for the teardown) "+c.want)
+			if took > 10*time.Second {
+				t.Errorf("dshrpc run --timeout 1s took %v: the teardown was not bounded by the timeout", took)
+			}
+		})
+	}
+}
+
+// TestRunRendersUnstreamedMessage: a runtime that sends its answer only in
+// assistant/message, with no assistant/chunk, still has it shown.
+func TestRunRendersUnstreamedMessage(t *testing.T) {
+	ev := func(seq int, typ, data string) string {
+		return `echo '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"x","event":{"type":"` + typ + `","seq":` + strconv.Itoa(seq) + `,"time":0,"data":` + data + `}}}'; `
+	}
+	script := `idof() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }; ` +
+		`read -r line; echo '{"jsonrpc":"2.0","id":'"$(idof "$line")"',"result":{"serverInfo":{"name":"plain","version":"1"}}}'; ` +
+		`read -r line; ` +
+		ev(0, "agent/inbox/spliced", `{"target":"next-turn","start":0,"inserted":[{"id":"m-1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}]}`) +
+		`echo '{"jsonrpc":"2.0","id":'"$(idof "$line")"',"result":{"messageId":"m-1"}}'; ` +
+		ev(1, "turn/start", `{"turn":1}`) +
+		ev(2, "assistant/message", `{"turn":1,"step":1,"message":{"id":"a-1","role":"assistant","content":[{"type":"reasoning","text":"pondering"},{"type":"text","text":"the whole answer"}],"source":{"kind":"model","provider":"p","model":"m"}},"usage":{"inputTokens":3,"outputTokens":5}}`) +
+		ev(3, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`) +
+		`echo '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"x","status":"idle"}}'; ` +
+		`read -r line; echo '{"jsonrpc":"2.0","id":'"$(idof "$line")"',"result":{}}'`
+	r := dshrpc(t, "", "run", "--runtime", "sh -c "+strconv.Quote(script), "--session", "x", "hi")
+	r.wantCode(t, exitOK)
+	want := "thinking: pondering\nthe whole answer\n── turn completed · 3 input + 5 output tokens\n"
+	if r.stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.stdout, want, r.stderr)
 	}
 }
