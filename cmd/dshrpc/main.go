@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -175,9 +176,20 @@ func parseArgs(e *env, cmd, usage string, fs *flag.FlagSet, args []string, inter
 		fmt.Fprint(e.stdout, usage)
 		return nil, exitOK, errHelpShown
 	case err != nil:
-		return nil, usageError(e, cmd, err), err
+		return nil, usageError(e, cmd, twoDashes(err)), err
 	}
 	return pos, exitOK, nil
+}
+
+// flagName matches a flag name as the flag package's errors spell it, with
+// one dash, after the words that precede it in those errors.
+var flagName = regexp.MustCompile(`(defined: |argument: |for flag |value "[^"]*" for )-([A-Za-z0-9][A-Za-z0-9-]*)`)
+
+// twoDashes respells the flag names in an error of the flag package with
+// two dashes, as the usage texts and the README write them (the package
+// accepts both).
+func twoDashes(err error) error {
+	return errors.New(flagName.ReplaceAllString(err.Error(), "$1--$2"))
 }
 
 // stringList is a repeatable string flag.
