@@ -215,9 +215,10 @@ type renderer struct {
 	root   string
 	parent func(child string) (string, bool) // the client's lineage
 
-	session string                        // whose output is on the current line
-	delta   map[string]sdkproto.ChunkType // per session: the kind of the last delta
-	tools   map[string]string             // call id -> tool name
+	session  string                                 // whose output is on the current line
+	delta    map[string]sdkproto.ChunkType          // per session: the kind of the last delta
+	streamed map[string]map[sdkproto.ChunkType]bool // per session: the kinds of delta since its last assistant/message
+	tools    map[string]string                      // call id -> tool name
 
 	reason    *sdkproto.TurnEndReason // of the root's last turn/end
 	rootUsage usageSum
@@ -261,8 +262,9 @@ func newRenderer(w io.Writer, color bool, width int, root string, parent func(st
 	return &renderer{
 		out:  &wrapper{w: w, color: color, width: width},
 		root: root, parent: parent,
-		delta: map[string]sdkproto.ChunkType{},
-		tools: map[string]string{},
+		delta:    map[string]sdkproto.ChunkType{},
+		streamed: map[string]map[sdkproto.ChunkType]bool{},
+		tools:    map[string]string{},
 	}
 }
 
@@ -348,6 +350,7 @@ func (r *renderer) event(session string, ev sdkproto.Event) {
 		if err != nil {
 			return
 		}
+		r.unstreamed(session, depth, d.Message.Content)
 		if session == r.session {
 			r.out.endLine()
 			r.delta[session] = ""
@@ -417,21 +420,55 @@ func (r *renderer) chunk(session string, depth int, c sdkproto.StreamChunk) {
 	default:
 		return // block boundaries, usage and finish show in other events
 	}
+	if r.streamed[session] == nil {
+		r.streamed[session] = map[sdkproto.ChunkType]bool{}
+	}
+	r.streamed[session][c.Type] = true
+	r.delta[session] = r.deltaText(session, depth, c.Type, c.Text)
+}
+
+// deltaText renders text of a delta kind (text or reasoning) for session
+// and returns that kind, the session's last one now.
+func (r *renderer) deltaText(session string, depth int, kind sdkproto.ChunkType, text string) sdkproto.ChunkType {
 	r.to(session, depth)
 	// A change between reasoning and text starts a new line; block-end
 	// cannot mark it, since the runtime sends every block-end after all
 	// the deltas.
-	if r.delta[session] != c.Type {
+	if r.delta[session] != kind {
 		r.out.endLine()
-		if c.Type == sdkproto.ChunkReasoningDelta && !r.out.color {
+		if kind == sdkproto.ChunkReasoningDelta && !r.out.color {
 			r.out.text("thinking: ", plain)
 		}
-		r.delta[session] = c.Type
+		r.delta[session] = kind
 	}
-	if c.Type == sdkproto.ChunkReasoningDelta {
-		r.out.text(c.Text, dimItalic)
+	if kind == sdkproto.ChunkReasoningDelta {
+		r.out.text(text, dimItalic)
 	} else {
-		r.out.text(c.Text, plain)
+		r.out.text(text, plain)
+	}
+	return kind
+}
+
+// unstreamed renders the text and reasoning blocks of an assistant
+// message whose kind no delta carried since the session's previous
+// message: a runtime that does not stream sends its answer only there.
+func (r *renderer) unstreamed(session string, depth int, content []sdkproto.ContentBlock) {
+	streamed := r.streamed[session]
+	delete(r.streamed, session)
+	for _, b := range content {
+		var kind sdkproto.ChunkType
+		switch b.Type {
+		case sdkproto.BlockTypeText:
+			kind = sdkproto.ChunkTextDelta
+		case sdkproto.BlockTypeReasoning:
+			kind = sdkproto.ChunkReasoningDelta
+		default:
+			continue
+		}
+		if streamed[kind] || b.Text == "" {
+			continue
+		}
+		r.deltaText(session, depth, kind, b.Text)
 	}
 }
 
