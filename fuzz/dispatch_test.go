@@ -149,7 +149,7 @@ func waitOrFail(t *testing.T, c *rpc.Conn) {
 		if !errors.Is(err, rpc.ErrInputEnded) {
 			t.Fatalf("Wait: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBound):
 		c.Close()
 		t.Fatal("the Conn did not finish within 10s")
 	}

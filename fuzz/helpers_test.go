@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/linerpc/linerpc/internal/lines"
@@ -98,6 +99,10 @@ func (w *recorder) all(t *testing.T) [][]byte {
 
 // Class is how the wire rules (rpc/doc.go, WIRE.md §2.2) classify a line.
 type class int
+
+// waitBound bounds every wait of these tests for an event: a failure
+// bound, generous for a loaded machine, never a pace.
+const waitBound = 30 * time.Second
 
 const (
 	classBlank class = iota

@@ -115,7 +115,7 @@ func FuzzResponses(f *testing.F) {
 			select {
 			case r := <-requests:
 				callOf[r[0]] = r[1]
-			case <-time.After(10 * time.Second):
+			case <-time.After(waitBound):
 				c.Close()
 				pr.Close()
 				t.Fatalf("the calls were not sent within 10s: %q", w.all(t))
@@ -127,7 +127,7 @@ func FuzzResponses(f *testing.F) {
 		}()
 		select {
 		case <-synced:
-		case <-time.After(10 * time.Second):
+		case <-time.After(waitBound):
 			c.Close()
 			pr.Close()
 			t.Fatal("the Conn did not read the input within 10s")
@@ -138,7 +138,7 @@ func FuzzResponses(f *testing.F) {
 			select {
 			case e := <-ends:
 				got[e.i] = e.err
-			case <-time.After(10 * time.Second):
+			case <-time.After(waitBound):
 				t.Fatal("a call did not end within 10s")
 			}
 		}

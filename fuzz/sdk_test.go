@@ -335,7 +335,7 @@ func clientIntake(t *testing.T, data []byte) {
 	}()
 	select {
 	case <-c.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBound):
 		t.Fatal("the Client did not read its input within 10s")
 	}
 	for _, m := range methods {
@@ -362,7 +362,7 @@ func clientIntake(t *testing.T, data []byte) {
 		}
 	}
 	_, _ = c.ParentOf("x")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
 	_, _ = sub.Next(ctx)
 	if err := c.Close(); err != nil {

@@ -46,7 +46,7 @@ type connMachine struct {
 	seq     int64
 }
 
-const smWait = 10 * time.Second
+const smWait = waitBound
 
 func wait[T any](t *rapid.T, ch <-chan T, what string) T {
 	select {

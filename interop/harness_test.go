@@ -6,6 +6,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -76,10 +77,19 @@ type runSummary struct {
 }
 
 type exitReport struct {
-	MS       int
-	ExitCode *int
-	Signal   *string
-	Stderr   []string
+	MS            int
+	ExitCode      *int
+	Signal        *string
+	Stderr        []string
+	LadderSignals []string // what the client's teardown ladder had to send
+}
+
+func (e exitReport) String() string {
+	return fmt.Sprintf("exit code %v, signal %v, after %d ms, ladder signals %q", deref(e.ExitCode), deref(e.Signal), e.MS, e.LadderSignals)
+}
+
+func (e errReport) String() string {
+	return fmt.Sprintf("{OK:%v Name:%q IsResponseError:%v Code:%v Message:%q}", e.OK, e.Name, e.IsResponseError, deref(e.Code), e.Message)
 }
 
 func TestHarnessClientDrivesGoRuntime(t *testing.T) {
@@ -105,7 +115,7 @@ func TestHarnessClientDrivesGoRuntime(t *testing.T) {
 	wantErr := func(what string, e errReport, code int, msg string) {
 		t.Helper()
 		if e.OK || !e.IsResponseError || e.Code == nil || *e.Code != code || e.Message != msg {
-			t.Errorf("%s: %+v, want JsonRpcResponseError %d %q", what, e, code, msg)
+			t.Errorf("%s: %v, want JsonRpcResponseError %d %q", what, e, code, msg)
 		}
 	}
 	// Initialize, and the error surfaces as the TS client types them.
@@ -116,7 +126,7 @@ func TestHarnessClientDrivesGoRuntime(t *testing.T) {
 	wantErr("initialize with an unknown provider", r.BadProvider, -32603, `no adapter registered for provider "nope"`)
 	wantErr("unknown method", r.UnknownMethod, -32603, "unknown DeepSeek Harness SDK runtime method: no/such")
 	if r.AfterClose.OK || r.AfterClose.Name != "TransportClosedError" {
-		t.Errorf("run after close: %+v", r.AfterClose)
+		t.Errorf("run after close: %v", r.AfterClose)
 	}
 	// The receipt and running precede the session/prompt reply (§5.3).
 	if !r.Prompt.OK || len(r.BeforeReply) != 2 || !slices.Equal(r.BeforeReply[0], []string{"session.event", "agent/inbox/spliced"}) ||
@@ -163,16 +173,18 @@ func TestHarnessClientDrivesGoRuntime(t *testing.T) {
 		t.Errorf("failing run: %+v", r.Fail)
 	}
 
-	// Every teardown ends the Go runtime by itself with status 0, well
-	// within the ladder's first grace (6 s): no SIGTERM/SIGKILL was needed
-	// except where the rung is SIGTERM itself.
+	// Every teardown ends the Go runtime by itself with status 0: the
+	// client's ladder never had to send SIGTERM or SIGKILL (the SIGTERM
+	// rung sends its own, which is not the ladder's). How long each took
+	// is reported, not judged: speed belongs in benchmarks.
 	for _, c := range []struct {
 		what string
 		e    exitReport
 	}{{"HarnessClient.close", r.LowClose}, {"DeepSeekHarness.close", r.HarnessClose},
 		{"close mid-turn", r.CloseMidTurn}, {"stdin EOF mid-turn", r.StdinEOF}, {"SIGTERM mid-turn", r.Sigterm}} {
-		if c.e.ExitCode == nil || *c.e.ExitCode != 0 || c.e.Signal != nil || c.e.MS > 2000 {
-			t.Errorf("%s: %+v, want exit 0 by itself", c.what, c.e)
+		t.Logf("%s: %v", c.what, c.e)
+		if c.e.ExitCode == nil || *c.e.ExitCode != 0 || c.e.Signal != nil || len(c.e.LadderSignals) > 0 {
+			t.Errorf("%s: %v, want exit 0 by itself, no signal from the ladder", c.what, c.e)
 		}
 		if len(c.e.Stderr) > 0 {
 			t.Errorf("%s: stderr tail %q", c.what, strings.Join(c.e.Stderr, "\n"))

@@ -497,7 +497,7 @@ func startLinkWith(t *testing.T, mode string, reg *rpc.Registry, onRead func(int
 	t.Cleanup(func() {
 		l.conn.Close()
 		ch.stdin.Close()
-		if !ch.waitExit(10 * time.Second) {
+		if !ch.waitExit(testTimeout) {
 			ch.cmd.Process.Kill()
 		}
 		waitOrFail(t, "the Conn's goroutines", func() { l.conn.Wait() })
@@ -613,7 +613,7 @@ func jsonEq(a, b []byte) bool {
 // checkNoLeak fails when goroutines of this module outlive the test.
 func checkNoLeak(t *testing.T) {
 	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testTimeout)
 		for {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]

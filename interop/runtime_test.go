@@ -162,13 +162,15 @@ func TestGoClientDrivesTSRuntime(t *testing.T) {
 					run.MessageID, tp.messageID, len(run.Notifications), tp.notifCount, run.FinalResponse, tp.finalText, types, tp.events)
 			}
 			// Close: shutdown is answered, the TS runtime exits 0 by
-			// itself, no signal needed.
+			// itself. It has no SIGTERM handler, so a signal from the
+			// ladder would show as a signalled exit, not status 0.
 			start := time.Now()
 			if err := c.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
-			if st := c.ProcessState(); st == nil || st.ExitCode() != 0 || time.Since(start) > 3*time.Second {
-				t.Errorf("runtime ended with %v after %v, want exit 0 at once", st, time.Since(start))
+			t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+			if st := c.ProcessState(); st == nil || st.ExitCode() != 0 {
+				t.Errorf("runtime ended with %v, want exit 0 by itself", st)
 			}
 		})
 	}

@@ -80,8 +80,8 @@ func (d *demoProcess) next(t *testing.T) map[string]json.RawMessage {
 			t.Fatal("the demo's output ended")
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		t.Fatal("timed out waiting for a frame")
+	case <-time.After(srvWait):
+		t.Fatalf("no frame from the demo within %v", srvWait)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +22,9 @@ type srvPeer struct {
 	in     *io.PipeWriter // what the server reads
 	served chan error     // Serve's result
 
-	mu    sync.Mutex
-	notes []srvNote
+	mu      sync.Mutex
+	notes   []srvNote
+	changed chan struct{} // closed and replaced when a notification arrives
 }
 
 type srvNote struct {
@@ -34,7 +36,7 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
-	p := &srvPeer{in: cw, served: make(chan error, 1)}
+	p := &srvPeer{in: cw, served: make(chan error, 1), changed: make(chan struct{})}
 	go func() {
 		err := srv.Serve(context.Background(), cr, sw)
 		sw.Close()
@@ -45,6 +47,8 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.notes = append(p.notes, srvNote{method, append(json.RawMessage(nil), params...)})
+		close(p.changed)
+		p.changed = make(chan struct{})
 	})
 	p.conn = rpc.NewConn(sr, cw, &rpc.Options{Handler: reg})
 	p.conn.Start()
@@ -55,21 +59,27 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 	return p
 }
 
-// wait polls the notifications received until done holds.
+// srvWait bounds every wait of these tests: a failure bound, not a pace.
+const srvWait = 30 * time.Second
+
+// wait waits until done holds for the notifications received, checking
+// again at each new one.
 func (p *srvPeer) wait(t *testing.T, done func([]srvNote) bool) []srvNote {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(srvWait)
 	for {
 		p.mu.Lock()
 		notes := append([]srvNote(nil), p.notes...)
+		changed := p.changed
 		p.mu.Unlock()
 		if done(notes) {
 			return notes
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out; received %d notifications", len(notes))
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("no wanted notification within %v; received %d", srvWait, len(notes))
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -96,6 +106,8 @@ type routeRuntime struct {
 	routes    []sdkproto.Route
 	shutdowns int
 	release   chan struct{} // when set, Shutdown waits for it
+	entered   chan struct{} // when set, closed by the first Shutdown
+	enterOnce sync.Once
 	fail      error
 }
 
@@ -117,6 +129,9 @@ func (r *routeRuntime) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.shutdowns++
 	r.mu.Unlock()
+	if r.entered != nil {
+		r.enterOnce.Do(func() { close(r.entered) })
+	}
 	if r.release != nil {
 		<-r.release
 	}
@@ -194,7 +209,7 @@ func TestServerHandshake(t *testing.T) {
 // shutdown shares the same task.
 func TestServerShutdownRefusesPrompts(t *testing.T) {
 	ctx := context.Background()
-	rt := &routeRuntime{release: make(chan struct{})}
+	rt := &routeRuntime{release: make(chan struct{}), entered: make(chan struct{})}
 	srv := sdkproto.NewServer(rt, nil)
 	p := servePeer(t, srv)
 	if _, err := sdkproto.Initialize.Call(ctx, p.conn, initParams("m")); err != nil {
@@ -207,8 +222,13 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 			shut <- err
 		}()
 	}
-	for !srv.ShuttingDown() {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-rt.entered: // the Server marks itself shutting down before it calls the Runtime
+	case <-time.After(srvWait):
+		t.Fatalf("the runtime's Shutdown was not called within %v", srvWait)
+	}
+	if !srv.ShuttingDown() {
+		t.Fatal("the runtime is shutting down, the Server does not say so")
 	}
 	_, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("late", "hi"))
 	wantRPCError(t, err, "SDK server is shutting down")
@@ -383,7 +403,10 @@ func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
 	if _, err := sdkproto.Initialize.Call(ctx, p.conn, initParams("m")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("main", "/slow one two three four five six seven")); err != nil {
+	// 1000 words 20ms apart: the turn would take 20s, so the shutdown
+	// lands mid-turn however slow the machine is.
+	slow := "/slow" + strings.Repeat(" word", 1000)
+	if _, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("main", slow)); err != nil {
 		t.Fatal(err)
 	}
 	p.wait(t, func(n []srvNote) bool { return len(n) >= 8 }) // streaming
@@ -402,12 +425,12 @@ func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
 	p.in.Close()
 	p.conn.Close()
 	p.conn.Wait()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(srvWait)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
 			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polling for goroutines to exit: there is no event
 	}
 }

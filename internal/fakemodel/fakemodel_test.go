@@ -261,7 +261,7 @@ func TestStallUntilAndClose(t *testing.T) {
 	if err != nil || !strings.Contains(line, `"role":"assistant"`) {
 		t.Fatalf("first line %q %v", line, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := s.WaitRequests(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestStallUntilAndClose(t *testing.T) {
 	go func() { s.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Close blocked on a stalled reply")
 	}
 	s.Close() // idempotent

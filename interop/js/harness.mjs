@@ -42,6 +42,18 @@ function summary(r) {
   };
 }
 
+// signalsOf records the signals sent to child from now on (the client's
+// teardown ladder sends SIGTERM, then SIGKILL, through child.kill).
+function signalsOf(child) {
+  const sent = [];
+  const kill = child.kill.bind(child);
+  child.kill = (signal) => {
+    sent.push(signal ?? 'SIGTERM');
+    return kill(signal);
+  };
+  return sent;
+}
+
 async function timed(f) {
   const t0 = Date.now();
   await f();
@@ -64,7 +76,8 @@ async function timed(f) {
   // they are already queued, no waiting needed.
   report.beforeReply = [sub.tryNext(), sub.tryNext()].map((n) => n && [n.method, n.params.event?.type ?? n.params.status]);
   sub.close();
-  report.lowClose = { ms: await timed(() => client.close()), ...exitOf(client), stderr: client.stderrTail };
+  const sent = signalsOf(client.child);
+  report.lowClose = { ms: await timed(() => client.close()), ...exitOf(client), stderr: client.stderrTail, ladderSignals: sent };
 }
 
 // 2. DeepSeekHarness.run(): two sessions at once, a second turn, a tool,
@@ -89,7 +102,13 @@ async function timed(f) {
       .map((n) => ({ status: n.params.status, stopReason: n.params.stopReason, provider: n.params.provider })),
   };
   report.fail = summary(await harness.run('/fail model broke', { sessionId: 's-f' }));
-  report.harnessClose = { ms: await timed(() => harness.close()), ...exitOf(harness.client), stderr: harness.client.stderrTail };
+  const sent = signalsOf(harness.client.child);
+  report.harnessClose = {
+    ms: await timed(() => harness.close()),
+    ...exitOf(harness.client),
+    stderr: harness.client.stderrTail,
+    ladderSignals: sent,
+  };
   report.afterClose = await attempt(() => harness.run('late'));
 }
 
@@ -104,12 +123,16 @@ for (const rung of ['close-mid-turn', 'stdin-eof', 'sigterm']) {
   sub.close();
   const child = client.child;
   const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
-  let ms;
-  if (rung === 'close-mid-turn') ms = await timed(() => client.close());
+  let ms, sent;
+  if (rung === 'close-mid-turn') {
+    sent = signalsOf(child);
+    ms = await timed(() => client.close());
+  }
   if (rung === 'stdin-eof') ms = await timed(() => (child.stdin.end(), exited));
   if (rung === 'sigterm') ms = await timed(() => (child.kill('SIGTERM'), exited));
+  sent ??= signalsOf(child); // the ladder's own signals, not the rung's
   await client.close(); // reaps; a no-op ladder when already exited
-  report[rung] = { ms, ...exitOf(client) };
+  report[rung] = { ms, ...exitOf(client), ladderSignals: sent };
 }
 
 process.stdout.write(JSON.stringify(report) + '\n');
