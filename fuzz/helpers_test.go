@@ -97,7 +97,7 @@ func (w *recorder) all(t *testing.T) [][]byte {
 	return append([][]byte(nil), w.frames...)
 }
 
-// Class is how the wire rules (rpc/doc.go, WIRE.md §2.2) classify a line.
+// Class is how the wire rules (rpc/doc.go, docs/wire.md §2.2) classify a line.
 type class int
 
 // waitBound bounds every wait of these tests for an event: a failure

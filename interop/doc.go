@@ -5,8 +5,8 @@
 // 0.0.1-rc.1, pinned in package.json and package-lock.json.
 //
 // The package holds tests only. They start small Node programs of ours
-// (js/) that use the real classes, as child processes over stdio, and fail
-// when the peers are not installed: run `make interop` (install.sh, then
-// the tests) or set LINERPC_SKIP_INTEROP=1 to skip them explicitly.
-// README.md lists every scenario and its result.
+// (js/) that use the real classes, as child processes over stdio. When the
+// peers are not installed the tests skip, naming `make interop-install`;
+// with LINERPC_REQUIRE_PEERS=1 (which `make test` and `make interop` set)
+// they fail instead. README.md lists every scenario and its result.
 package interop

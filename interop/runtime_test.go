@@ -2,7 +2,7 @@ package interop_test
 
 // Scenario 3: the Go sdkproto client driving a runtime written on the real
 // TypeScript transport (js/runtime.mjs) that replays recorded real-runtime
-// event sequences (testdata/transcripts), in the shape of WIRE.md §5.3.
+// event sequences (testdata/transcripts), in the shape of docs/wire.md §5.3.
 
 import (
 	"bufio"

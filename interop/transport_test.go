@@ -211,7 +211,7 @@ func TestTransportTypedCallsAndNotifications(t *testing.T) {
 	}
 	// The TS side wrote `{"jsonrpc":"2.0","method":"bare"}`: no params member.
 	if !strings.Contains(l.received.text(), `{"jsonrpc":"2.0","method":"bare"}`+"\n") {
-		t.Errorf("bare notification not written as WIRE.md §2.5 shows")
+		t.Errorf("bare notification not written as docs/wire.md §2.5 shows")
 	}
 	var s peerStats
 	ctx2, cancel2 := context.WithTimeout(ctx, testTimeout)
@@ -288,7 +288,7 @@ func TestTransportMethodNotFound(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != rpc.CodeMethodNotFound || e.Message != "method not found: no/such" || e.Data != nil || e.CodeMissing {
 		t.Fatalf("got %#v (%v)", e, err)
 	}
-	// The exact frame: code and message only (WIRE.md §2.6).
+	// The exact frame: code and message only (docs/wire.md §2.6).
 	want := `"error":{"code":-32601,"message":"method not found: no/such"}}`
 	if !strings.Contains(l.received.text(), want) {
 		t.Errorf("reply bytes %q lack %s", l.received.text(), want)
@@ -316,7 +316,7 @@ func TestTransportParamsOfEveryKind(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			// Go -> TS: the TS transport normalises params to an object
-			// (WIRE.md §2.3); echo returns what its handler received.
+			// (docs/wire.md §2.3); echo returns what its handler received.
 			var got json.RawMessage
 			l.mustCall("echo", k.params, &got)
 			if string(got) != k.tsSees {

@@ -136,7 +136,7 @@ func TestDemoProcessTextTurn(t *testing.T) {
 	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"say hi"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
 	if !slices.Contains(labels, "result") {
-		// The turn's events may overtake the reply all the way (WIRE.md
+		// The turn's events may overtake the reply all the way (docs/wire.md
 		// §5.3): read on until it comes.
 		l, f := d.collect(t, "result")
 		labels, frames = append(labels, l...), append(frames, f...)
@@ -152,7 +152,7 @@ func TestDemoProcessTextTurn(t *testing.T) {
 	}
 	// The reply follows the receipt, running, turn/start and the claim
 	// (written before Prompt returns); the turn's own events run on and
-	// may overtake it, as WIRE.md §5.3 allows.
+	// may overtake it, as docs/wire.md §5.3 allows.
 	at := slices.Index(labels, "result")
 	if at < 4 {
 		t.Fatalf("the result came before the claim:\n%s", strings.Join(labels, "\n"))
@@ -204,7 +204,7 @@ func TestDemoProcessSubagentAndFailure(t *testing.T) {
 	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/subagent count to three"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
 	if !slices.Contains(labels, "result") {
-		// The turn's events may overtake the reply all the way (WIRE.md
+		// The turn's events may overtake the reply all the way (docs/wire.md
 		// §5.3): read on until it comes.
 		l, f := d.collect(t, "result")
 		labels, frames = append(labels, l...), append(frames, f...)

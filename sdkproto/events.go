@@ -79,7 +79,7 @@ var knownEventTypes = []EventType{
 }
 
 // KnownEventTypes returns a new slice of the 48 known event types, in the
-// order WIRE.md §4.5 lists them.
+// order docs/wire.md §4.5 lists them.
 func KnownEventTypes() []EventType { return slices.Clone(knownEventTypes) }
 
 // IsKnown reports whether t is one of the 48 known event types.

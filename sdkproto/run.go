@@ -29,7 +29,7 @@ type RunResult struct {
 }
 
 // Run prompts sessionID with blocks and waits for the interval the prompt
-// owns, as the TypeScript run() does (WIRE.md §6.3): it subscribes to the
+// owns, as the TypeScript run() does (docs/wire.md §6.3): it subscribes to the
 // session tree before sending session/prompt, skips everything before the
 // receipt (the root's agent/inbox/spliced inserting the returned message
 // id), collects the tree's notifications from the receipt on, and stops at

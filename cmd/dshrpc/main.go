@@ -1,6 +1,6 @@
 // Command dshrpc drives, watches and checks a DSH wire end: the JSON-RPC
-// line protocol between a DeepSeek Harness runtime and its SDK clients
-// (see /work/shared/spec/WIRE.md).
+// line protocol between a DeepSeek Harness runtime and its SDK clients,
+// whose contract is docs/wire.md in the linerpc repository.
 //
 //	dshrpc run [flags] PROMPT        prompt a runtime (default: the built-in demo) and render the turn
 //	dshrpc tap [--log FILE] -- CMD   run a runtime as a child and log every frame crossing its stdio

@@ -3,7 +3,7 @@
 //
 // A Server listens on 127.0.0.1 and answers POST /chat/completions with a
 // text/event-stream of "data: {chat.completion.chunk}" events ending in
-// "data: [DONE]" (WIRE.md section 7). Each request is answered by the next
+// "data: [DONE]" (docs/wire.md §7). Each request is answered by the next
 // Reply of the script, or by a Chooser that looks at the request. Every
 // request is recorded, decoded, for later assertions.
 //

@@ -72,7 +72,7 @@ async function timed(f) {
   report.unknownMethod = await attempt(() => client.request('no/such', { a: 1 }));
   const sub = client.subscribe();
   report.prompt = await attempt(() => client.prompt('low', [{ type: 'text', text: 'low level' }]));
-  // The receipt and running were written before the reply (WIRE.md §5.3):
+  // The receipt and running were written before the reply (docs/wire.md §5.3):
   // they are already queued, no waiting needed.
   report.beforeReply = [sub.tryNext(), sub.tryNext()].map((n) => n && [n.method, n.params.event?.type ?? n.params.status]);
   sub.close();

@@ -3,7 +3,7 @@
 // transcript (testdata/transcripts/*.ndjson): for each request it receives,
 // in order, it writes the notifications the real runtime wrote before its
 // reply, then the recorded reply, then the notifications that followed, as
-// WIRE.md §5.3 shows (the prompt result arrives after the first
+// docs/wire.md §5.3 shows (the prompt result arrives after the first
 // notifications). After the shutdown reply it flushes and exits 0, as the
 // real runtime does.
 import { readFileSync } from 'node:fs';
