@@ -5,13 +5,19 @@ FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 COUNT     ?= 10
 
-.PHONY: test check vet lint realruntime fuzz bench demo
+.PHONY: test vet paths lint realruntime interop interop-install fuzz bench demo
 
-## test: format and vet checks, then every test with the race detector,
-## the wire vectors and the real-runtime tests included, and the scanner's
-## pure-Go string scan (the purego build tag) beside its SSE2 one.
-test: vet realruntime interop-install
-	$(GO) test -race -count=1 ./...
+# Tests that need a peer from the npm registry (the real runtime, the
+# TypeScript packages) skip when it is not installed, unless this is 1:
+# then they fail. The targets below install the peers first and set it.
+REQUIRE_PEERS := LINERPC_REQUIRE_PEERS=1
+
+## test: format, vet and path checks, then every test with the race
+## detector, the wire vectors, the real-runtime and the TypeScript interop
+## tests included (a missing peer fails), and the scanner's pure-Go string
+## scan (the purego build tag) beside its SSE2 one.
+test: vet paths realruntime interop-install
+	$(REQUIRE_PEERS) $(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags purego ./internal/wire
 
 ## vet: gofmt and go vet.
@@ -19,6 +25,13 @@ vet:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './*/node_modules/*'))"; \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+## paths: no tracked file names a folder outside the repository (a
+## machine's absolute paths, or a checkout beside this one).
+paths:
+	@files="$$(git ls-files 2>/dev/null || find . -type f -not -path './.git/*' -not -path '*/node_modules/*')"; \
+	  if printf '%s\n' $$files | xargs grep -nIE '(^|[^A-Za-z0-9_.~-])/(work|home|root|Users)/|\.\./shared'; then \
+	    echo "paths outside the repository (above): refer to files in the repository instead"; exit 1; fi
 
 ## lint: vet plus staticcheck (fetched through the Go module proxy).
 lint: vet
@@ -31,14 +44,12 @@ realruntime:
 ## interop: install the pinned TypeScript peers, then prove wire
 ## compatibility against them (interop/README.md lists the scenarios).
 interop: interop-install
-	$(GO) test -race -count=1 ./interop/...
+	$(REQUIRE_PEERS) $(GO) test -race -count=1 ./interop/...
 
 ## interop-install: install the real TypeScript peers (npm registry only;
 ## a no-op when interop/node_modules matches the lock).
 interop-install:
 	./interop/install.sh
-
-.PHONY: interop interop-install
 
 ## fuzz: run every native fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
 fuzz:
@@ -50,9 +61,11 @@ fuzz:
 	done
 
 ## bench: the side-by-side suite (bench/, its own module) against the other
-## Go JSON-RPC libraries, in COUNT rounds (bench/run.sh), then the ratio
-## tables. The raw output goes to bench/results/bench.txt; the rpc
-## micro-benchmarks to bench/results/rpc.txt.
+## Go JSON-RPC libraries, in COUNT rounds (bench/run.sh; about 3 minutes a
+## round on 2 cores, so about half an hour for the default ten), then the
+## benchstat and ratio tables (bench/compare.sh; benchstat from PATH, or
+## built at a pinned version with go run). The raw output goes to
+## bench/results/bench.txt; the rpc micro-benchmarks to bench/results/rpc.txt.
 bench:
 	cd bench && BENCHTIME=$(BENCHTIME) ./run.sh $(COUNT)
 	cd bench && ./compare.sh results/bench.txt
