@@ -82,4 +82,16 @@
 // takes reasoningEffort, prompts may carry encoded images, prompts wait for a
 // successful initialize). The client copes with runtimes of the older
 // revision as well, which accept prompts before initialize.
+//
+// # Sources
+//
+// The contract is docs/wire.md in the linerpc repository; comments here cite
+// it by section ("docs/wire.md §6.3"). Some comments also name files such as
+// packages/core/session/src/known-event-types.ts: those are files of the
+// upstream TypeScript monorepo of DeepSeek Harness (deepseek-ai/deepseek-harness),
+// relative to its root, where the vocabulary in question is defined. They
+// tell a reader where to check a rule against the reference implementation
+// (docs/wire.md §0 lists them); nothing here depends on them, and the
+// package's behaviour is pinned by the wire vectors (testdata/vectors) and
+// the transcripts recorded from a real runtime (testdata/transcripts).
 package sdkproto
