@@ -129,6 +129,12 @@ func (o *runOptions) complete(e *env, pos []string) error {
 	if o.maxTokensSet && (o.maxTokens < 1 || o.maxTokens > 1<<53-1) {
 		return fmt.Errorf("--max-tokens must be a positive integer (1 to 2^53-1), not %d; leave it out to send none", o.maxTokens)
 	}
+	if o.timeout < 0 {
+		return fmt.Errorf("--timeout must not be negative, not %s; leave it out for no limit", o.timeout)
+	}
+	if o.demoDelay < 0 {
+		return fmt.Errorf("--demo-delay must not be negative, not %s", o.demoDelay)
+	}
 	if o.runtime != "" {
 		argv, err := splitWords(o.runtime)
 		if err != nil {

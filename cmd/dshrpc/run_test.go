@@ -206,6 +206,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--max-tokens", "0", "hi"}, "--max-tokens must be a positive integer (1 to 2^53-1), not 0"},
 		{[]string{"--max-tokens=9007199254740992", "hi"}, "not 9007199254740992"},
 		{[]string{"hi", "--timeout"}, "flag needs an argument: --timeout"},
+		{[]string{"--timeout", "-2s", "hi"}, "--timeout must not be negative, not -2s"},
+		{[]string{"--demo-delay", "-1ms", "hi"}, "--demo-delay must not be negative, not -1ms"},
 		{[]string{"--json=maybe", "hi"}, `invalid boolean value "maybe" for --json`},
 		{[]string{}, "missing PROMPT"},
 		{[]string{"--runtime", `"unclosed`, "hi"}, "--runtime: unterminated double quote"},

@@ -53,6 +53,9 @@ func serveCmd(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageError(e, "serve-demo", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	if *delay < 0 {
+		return usageError(e, "serve-demo", fmt.Errorf("--delay must not be negative, not %s", *delay))
+	}
 	// SIGTERM and SIGINT end the demo like the end of input (teardown,
 	// exit 0), as the real runtime exits 0 on SIGTERM.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
