@@ -571,6 +571,13 @@ type outcome struct {
 	Data            json.RawMessage `json:"data"`
 }
 
+// String shows the raw JSON members as text, so that failures print them
+// readably rather than as bytes.
+func (o outcome) String() string {
+	return fmt.Sprintf("{OK:%v Result:%s Name:%q IsResponseError:%v Code:%s Message:%q Data:%s}",
+		o.OK, o.Result, o.Name, o.IsResponseError, o.Code, o.Message, o.Data)
+}
+
 // waitOrFail runs f and fails the test if it does not return in time.
 func waitOrFail(t *testing.T, what string, f func()) {
 	t.Helper()

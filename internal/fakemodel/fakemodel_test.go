@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -45,6 +46,19 @@ type chunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage map[string]any `json:"usage"`
+}
+
+// String shows a chunk as JSON, so that failures print its values (the
+// pointer members included), not addresses.
+func (c chunk) String() string { return jsonText(c) }
+
+// jsonText is v as JSON, for failure messages.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v (%v)", v, err)
+	}
+	return string(b)
 }
 
 // readSSE checks the SSE framing strictly ("data: " line, blank line) and
@@ -99,7 +113,7 @@ func TestTextSSE(t *testing.T) {
 		t.Fatalf("%d chunks, want role + several deltas + final", len(chunks))
 	}
 	if chunks[0].Choices[0].Delta.Role != "assistant" {
-		t.Errorf("first chunk is not the role delta: %+v", chunks[0])
+		t.Errorf("first chunk is not the role delta: %v", chunks[0])
 	}
 	var text strings.Builder
 	for i, c := range chunks {
@@ -196,7 +210,7 @@ func TestErrorReplyAndExhaustion(t *testing.T) {
 			t.Fatal(err)
 		}
 		if body.Error.Message != want.msg || body.Error.Type == "" || body.Error.Code == nil {
-			t.Errorf("request %d: body %+v", i, body)
+			t.Errorf("request %d: body %s", i, jsonText(body))
 		}
 	}
 }
