@@ -359,3 +359,24 @@ func TestRunRendersUnstreamedMessage(t *testing.T) {
 		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.stdout, want, r.stderr)
 	}
 }
+
+// TestLadderFitsTheTimeout: with --timeout, every wait of the teardown
+// together fits in the share kept for it; without, the client's defaults.
+func TestLadderFitsTheTimeout(t *testing.T) {
+	if o := ladder(0); o.ShutdownTimeout != 0 || o.EOFGrace != 0 || o.KillGrace != 0 {
+		t.Errorf("ladder(0) = %+v, want the defaults (zero options)", *o)
+	}
+	for _, d := range []time.Duration{time.Millisecond, time.Second, 2 * time.Second, time.Minute, time.Hour} {
+		o := ladder(d)
+		// shutdown, EOF grace, SIGTERM grace, SIGKILL grace, the wait for the connection
+		total := o.ShutdownTimeout + o.EOFGrace + 3*o.KillGrace
+		share := teardownShare(d)
+		if share > d/4 || share > 4*time.Second {
+			t.Errorf("teardownShare(%v) = %v, want at most a quarter, at most 4s", d, share)
+		}
+		if total > max(share, ladderSteps*time.Millisecond) {
+			t.Errorf("ladder(%v): shutdown %v, EOF grace %v, kill grace %v: %v in all, more than the share %v",
+				d, o.ShutdownTimeout, o.EOFGrace, o.KillGrace, total, share)
+		}
+	}
+}
