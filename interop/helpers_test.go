@@ -24,6 +24,11 @@ import (
 // runs in well under a minute, so hitting it means a hang.
 const testTimeout = 30 * time.Second
 
+// bulkTimeout bounds the exchanges of 10,000 frames or of 8 MiB ones, which
+// take tens of seconds under -race on a loaded 2-core machine (the time
+// each took is logged).
+const bulkTimeout = 4 * testTimeout
+
 // needPeers returns the interop folder when the pinned peers and node are
 // there; otherwise it skips the test with what is missing and the make
 // target that installs it, or fails it when peers are required
@@ -500,7 +505,7 @@ func startLinkWith(t *testing.T, mode string, reg *rpc.Registry, onRead func(int
 		if !ch.waitExit(testTimeout) {
 			ch.cmd.Process.Kill()
 		}
-		waitOrFail(t, "the Conn's goroutines", func() { l.conn.Wait() })
+		waitOrFail(t, "the Conn's goroutines", testTimeout, func() { l.conn.Wait() })
 		l.checkBytes(t)
 	})
 	l.conn.Start()
@@ -578,8 +583,8 @@ func (o outcome) String() string {
 		o.OK, o.Result, o.Name, o.IsResponseError, o.Code, o.Message, o.Data)
 }
 
-// waitOrFail runs f and fails the test if it does not return in time.
-func waitOrFail(t *testing.T, what string, f func()) {
+// waitOrFail runs f and fails the test if it does not return within d.
+func waitOrFail(t *testing.T, what string, d time.Duration, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
@@ -588,8 +593,8 @@ func waitOrFail(t *testing.T, what string, f func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(testTimeout):
-		t.Errorf("%s did not finish within %v", what, testTimeout)
+	case <-time.After(d):
+		t.Errorf("%s did not finish within %v", what, d)
 	}
 }
 

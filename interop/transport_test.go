@@ -439,9 +439,7 @@ func split(b []byte, cuts []int) [][]byte {
 func TestTransportLargePayloads(t *testing.T) {
 	checkNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
-	// 8 MiB frames are slow to encode and decode under -race on a shared
-	// 2-core machine: these calls get a longer bound than testTimeout.
-	l.timeout = 4 * testTimeout
+	l.timeout = bulkTimeout
 	// 8 MiB of mixed 1-, 2-, 3- and 4-byte characters and escapes.
 	unit := "aé世😀\"\\\n"
 	count := (8 << 20) / len(unit)
@@ -466,10 +464,12 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 	checkNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
+	l.timeout = bulkTimeout
 	const n = 10000
 
 	// Go -> TS: n calls in flight at once; TS answers them in reverse
 	// arrival order once all are in.
+	start := time.Now()
 	var wg sync.WaitGroup
 	orders := make([]int, n)
 	errs := make(chan error, n)
@@ -485,7 +485,8 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 			orders[i] = r.Order
 		}()
 	}
-	waitOrFail(t, "10,000 pipelined calls", wg.Wait)
+	waitOrFail(t, "10,000 pipelined calls", bulkTimeout, wg.Wait)
+	t.Logf("Go -> TS: %d pipelined calls in %v", n, time.Since(start).Round(time.Millisecond))
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -516,7 +517,9 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 		Good       int
 		OutOfOrder bool
 	}
+	start = time.Now()
 	l.mustCall("callMany", map[string]any{"method": "indexed", "n": n}, &r)
+	t.Logf("TS -> Go: %d pipelined calls in %v", n, time.Since(start).Round(time.Millisecond))
 	if r.Good != n || !r.OutOfOrder {
 		t.Errorf("TS -> Go: %+v, want %d good and out of order", r, n)
 	}
@@ -527,6 +530,7 @@ func TestTransportNotificationOrder(t *testing.T) {
 	checkNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
+	l.timeout = bulkTimeout
 	const n = 10000
 	ctx := context.Background()
 	for i := range n {
