@@ -2,6 +2,7 @@
 # run.sh: the side-by-side suite as `make bench` runs it, into results/.
 #
 #   ./run.sh [COUNT]    # COUNT rounds (default 10); about 3 minutes a round on 2 cores
+#                       # (the last ten-round make bench took 32 minutes in all)
 #
 # Each round runs every benchmark once (-count 1), and the rounds follow
 # one another, so that the floor, linerpc and the peers are measured
