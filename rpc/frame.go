@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -14,6 +15,21 @@ import (
 // it can be written with a single Write.
 type frame struct {
 	b []byte
+	// done, when waited is set, receives the outcome of the Write that
+	// carried the frame (see writer); its waiter then owns the frame.
+	// Otherwise the writer returns the frame to the pool once written.
+	done   chan error
+	waited bool
+}
+
+// written reports the outcome of the frame's Write, and gives the frame to
+// its waiter or back to the pool.
+func (f *frame) written(err error) {
+	if f.waited {
+		f.done <- err
+		return
+	}
+	putFrame(f)
 }
 
 // Write appends p to the frame; it lets the go-json Encoder write into it.
@@ -43,6 +59,7 @@ const maxPooledFrame = 4 << 20
 func getFrame() *frame {
 	f := framePool.Get().(*frame)
 	f.b = f.b[:0]
+	f.waited = false
 	return f
 }
 
@@ -53,14 +70,20 @@ func putFrame(f *frame) {
 }
 
 // appendValue appends the compact JSON encoding of v to f. Taking v by its
-// type, rather than as an interface, saves an allocation per frame.
-func appendValue[T any](f *frame, v T) error {
+// type, rather than as an interface, saves an allocation per frame. A panic
+// in a MarshalJSON method (or in the encoder) is contained and returned as
+// an error, as it is when decoding.
+func appendValue[T any](f *frame, v T) (err error) {
 	n := len(f.b)
-	if err := jsonv2.MarshalWriteOf(f, v, encodeOptions); err != nil {
-		f.b = f.b[:n]
-		return err
-	}
-	return nil
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("encoder panic: %v", p)
+		}
+		if err != nil {
+			f.b = f.b[:n]
+		}
+	}()
+	return jsonv2.MarshalWriteOf(f, v, encodeOptions)
 }
 
 func (f *frame) raw(s string) { f.b = append(f.b, s...) }

@@ -2,17 +2,27 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 )
 
 // pendingCalls is the table of this side's calls awaiting a response, keyed
 // by the request id this side allocated.
 //
 // Invariant: a call is settled exactly once, by whoever removes it from the
-// table (the response, its context, the end of the connection, or a failed
-// write); the remover owns it until it signals done.
+// table (the response, its context, the end of the connection, or a frame
+// that could not be sent); the remover owns it until it signals done.
+type pendingCalls struct {
+	mu     sync.Mutex
+	calls  map[uint64]*pendingCall
+	nextID uint64
+	// started says Start was called: before it, no response could be
+	// read, and a call fails at once with ErrNotStarted.
+	started bool
+	ended   error // set when the connection ended: no call is added after it
+}
+
 type pendingCall struct {
 	done chan struct{} // buffered: the settler never blocks
 	// result is a copy of the raw result, which the caller decodes on its
@@ -21,24 +31,10 @@ type pendingCall struct {
 	result    []byte
 	hasResult bool // the response had a result member
 	err       error
-
-	// canLead says the caller may lead the read loop while it waits (see
-	// call); lead is the lead, when it came to the caller with the
-	// response (see handleResponse).
-	canLead bool
-	lead    *reader
-	parked  atomic.Bool // the caller has nothing left to do but wait
 }
 
 // maxPooledResult bounds the result buffer a pooled call keeps.
 const maxPooledResult = 64 << 10
-
-type pendingCalls struct {
-	mu     sync.Mutex
-	calls  map[uint64]*pendingCall
-	nextID uint64
-	ended  error // set when the connection ended: no call is added after it
-}
 
 var pendingPool = sync.Pool{New: func() any {
 	return &pendingCall{done: make(chan struct{}, 1)}
@@ -47,12 +43,14 @@ var pendingPool = sync.Pool{New: func() any {
 func (p *pendingCalls) init() { p.calls = make(map[uint64]*pendingCall) }
 
 // add registers a call and returns its id.
-func (p *pendingCalls) add(canLead bool) (uint64, *pendingCall, error) {
+func (p *pendingCalls) add() (uint64, *pendingCall, error) {
 	pc := pendingPool.Get().(*pendingCall)
-	pc.canLead = canLead
 	p.mu.Lock()
-	if p.ended != nil {
+	if p.ended != nil || !p.started {
 		err := p.ended
+		if err == nil {
+			err = ErrNotStarted
+		}
 		p.mu.Unlock()
 		pendingPool.Put(pc)
 		return 0, nil, err
@@ -76,11 +74,11 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 	return pc
 }
 
-// waiting reports whether calls are pending.
-func (p *pendingCalls) waiting() bool {
+// start lets calls be added.
+func (p *pendingCalls) start() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.calls) > 0
+	p.started = true
+	p.mu.Unlock()
 }
 
 // settle ends a call taken from the table.
@@ -88,10 +86,6 @@ func (pc *pendingCall) settle(err error) {
 	pc.err = err
 	pc.done <- struct{}{}
 }
-
-// isSettled tells a caller that leads the read loop that its call was
-// settled, without taking the outcome (call receives it from done).
-func (pc *pendingCall) isSettled() bool { return len(pc.done) > 0 }
 
 // failAll ends every pending call with err and refuses new ones.
 func (p *pendingCalls) failAll(err error) {
@@ -105,21 +99,30 @@ func (p *pendingCalls) failAll(err error) {
 	}
 }
 
+// ErrNotStarted is returned by a call on a Conn whose Start was never
+// called: nothing would ever read its response.
+var ErrNotStarted = errors.New("rpc: call on a Conn that was not started (call Start first)")
+
+// ErrFrameTooLarge is returned when a frame to send is longer than
+// Options.MaxFrameSize: the peer would drop it unread. Nothing is sent.
+var ErrFrameTooLarge = errors.New("rpc: frame larger than the maximum frame size")
+
 // call sends a request and waits for its outcome. On success it returns
 // the settled call, whose raw result the caller decodes before it calls
 // release.
+//
+// The caller's goroutine only encodes and queues its frame, and waits: the
+// frame is written, and the response read, by goroutines of the Conn. So
+// the wait ends with ctx whatever the peer does, and a frame that no Write
+// has taken yet is withdrawn.
 func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) (*pendingCall, error) {
+	if c == nil {
+		panic(fmt.Sprintf("rpc: call of %q on a nil *Conn", method))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// A caller that waits for as long as it takes may wait by reading:
-	// when the lead of the read loop lies free, it takes it and reads its
-	// response itself, which spares the wake-up of a goroutine that would
-	// read it and of the caller. It needs a stream whose reads Close can
-	// interrupt, and a context that cannot end, since a read in progress
-	// cannot be abandoned.
-	canLead := ctx.Done() == nil && c.deadline != nil
-	id, pc, err := c.pending.add(canLead)
+	id, pc, err := c.pending.add()
 	if err != nil {
 		return nil, err
 	}
@@ -133,52 +136,46 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 		}
 	}
 	f.end()
-	err = c.write(f.b)
-	putFrame(f)
-	if err != nil {
+	// The frame comes back to this goroutine once written (waited), so that
+	// it can be withdrawn without mistaking a reused frame for it.
+	if err := c.send(ctx, f); err != nil {
+		putFrame(f)
 		return c.abandon(id, pc, err)
-	}
-	if canLead {
-		if rd := c.takeFreeLead(); rd != nil {
-			c.leadFor(rd, pc)
-		}
-		// Only now may the lead come to the caller with the response: not
-		// while it writes, for instance, the frames that queued behind its
-		// own, to a peer that stopped reading until they are read.
-		pc.parked.Store(true)
 	}
 	select {
 	case <-pc.done:
+		reclaim(f)
+		return settled(pc)
 	case <-ctx.Done():
+		if c.out.withdraw(f) {
+			putFrame(f)
+		}
 		return c.abandon(id, pc, ctx.Err())
 	}
-	if rd := pc.lead; rd != nil {
-		pc.lead = nil
-		c.leaveLead(rd)
-	}
-	return settled(pc)
 }
 
-// leadFor leads the read loop for a caller until its call is settled.
-func (c *Conn) leadFor(rd *reader, pc *pendingCall) {
-	if c.lead(rd, pc) == leadSettled {
-		c.leaveLead(rd)
-		return
+// send queues a frame written by a caller (see call and notify): it checks
+// the frame's size, and marks it waited, so that the writer hands it back.
+func (c *Conn) send(ctx context.Context, f *frame) error {
+	if len(f.b)-1 > c.maxFrameSize {
+		return fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
 	}
-	c.running.Done() // the lead passed on, or reading ended
+	f.waited = true
+	if f.done == nil {
+		f.done = make(chan error, 1)
+	}
+	return c.out.enqueue(c, ctx, f, false)
 }
 
-// leaveLead gives up the lead a caller holds once its call is settled: to a
-// goroutine of the Conn when there is work for the read loop (lines read,
-// replies posted, other calls waiting for responses), else by leaving it
-// free for the next caller (see releaseLead).
-func (c *Conn) leaveLead(rd *reader) {
-	if rd.lines.HasLine() || c.out.pending() || c.pending.waiting() {
-		c.passLead(rd)
-		c.running.Done()
-		return
+// reclaim returns a waited frame to the pool once its Write has reported;
+// while the Write is still in progress, the frame is left to the garbage
+// collector.
+func reclaim(f *frame) {
+	select {
+	case <-f.done:
+		putFrame(f)
+	default:
 	}
-	c.releaseLead(rd)
 }
 
 // abandon ends the call with err unless another settler took it first, in
@@ -217,8 +214,7 @@ func decodeResult[R any](pc *pendingCall, r *R) error {
 
 // release returns a call to the pool.
 func release(pc *pendingCall) {
-	pc.err, pc.hasResult, pc.lead = nil, false, nil
-	pc.parked.Store(false)
+	pc.err, pc.hasResult = nil, false
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
@@ -247,24 +243,53 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // Notify sends the notification method with params, for methods known only
 // at run time; prefer Notification.Notify. A nil params omits the params
-// member.
+// member. The outcomes are those of Notification.Notify.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return notify(ctx, c, method, params == nil, params)
 }
 
+// notify sends a notification and waits until it is written, or ctx ends
+// (a frame no Write has taken yet is withdrawn), or the Conn closes.
 func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
+	if c == nil {
+		panic(fmt.Sprintf("rpc: notification %q on a nil *Conn (is the context a handler's? see ConnFromContext)", method))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	f := getFrame()
-	defer putFrame(f)
 	f.notification(method)
 	if !omitParams {
 		f.raw(`,"params":`)
 		if err := appendValue(f, params); err != nil {
+			putFrame(f)
 			return fmt.Errorf("rpc: encoding params of %q: %w", method, err)
 		}
 	}
 	f.end()
-	return c.write(f.b)
+	if err := c.send(ctx, f); err != nil {
+		putFrame(f)
+		return err
+	}
+	select {
+	case err := <-f.done:
+		putFrame(f)
+		return err
+	case <-ctx.Done():
+		if c.out.withdraw(f) {
+			putFrame(f)
+		}
+		return ctx.Err()
+	case <-c.out.stopped:
+		select {
+		case err := <-f.done: // written, or failed, just before
+			putFrame(f)
+			return err
+		default:
+		}
+		if c.out.withdraw(f) {
+			putFrame(f)
+		}
+		return c.out.failure()
+	}
 }
