@@ -48,7 +48,7 @@ type writer struct {
 	err     error         // sticky: the write error, or ErrClosed
 	stopped chan struct{} // closed when err is set
 	batch   []byte        // the buffer in which queued frames are joined, reused
-	inWrite bool // a Write is in progress (for close)
+	inWrite bool          // a Write is in progress (for close)
 }
 
 // writeDeadliner is implemented by streams whose blocked writes can be
