@@ -53,6 +53,10 @@ type Conn struct {
 	closing  atomic.Bool
 	deadline readDeadliner // the input's, when it has one
 	done     chan struct{} // closed when st.err is set (see update)
+	readDone chan struct{} // closed when the read loop stops
+
+	// idleWork hands work to an idle goroutine of the Conn (see goRun).
+	idleWork chan task
 
 	// running counts the goroutines of the Conn, for Wait.
 	running sync.WaitGroup
@@ -83,6 +87,8 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		onDrop:          opts.onDrop(),
 		log:             opts.logger(),
 		done:            make(chan struct{}),
+		readDone:        make(chan struct{}),
+		idleWork:        make(chan task),
 	}
 	c.st.maxActive = opts.maxConcurrentRequests()
 	c.ctx, c.cancel = context.WithCancel(context.Background())

@@ -20,6 +20,7 @@ type frame struct {
 	// Otherwise the writer returns the frame to the pool once written.
 	done   chan error
 	waited bool
+	seq    uint64 // the number it was queued with (see writer.withdraw)
 }
 
 // written reports the outcome of the frame's Write, and gives the frame to

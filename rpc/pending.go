@@ -136,46 +136,33 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 		}
 	}
 	f.end()
-	// The frame comes back to this goroutine once written (waited), so that
-	// it can be withdrawn without mistaking a reused frame for it.
-	if err := c.send(ctx, f); err != nil {
+	seq, err := c.send(ctx, f, false)
+	if err != nil {
 		putFrame(f)
 		return c.abandon(id, pc, err)
 	}
 	select {
 	case <-pc.done:
-		reclaim(f)
 		return settled(pc)
 	case <-ctx.Done():
-		if c.out.withdraw(f) {
+		if c.out.withdraw(f, seq) {
 			putFrame(f)
 		}
 		return c.abandon(id, pc, ctx.Err())
 	}
 }
 
-// send queues a frame written by a caller (see call and notify): it checks
-// the frame's size, and marks it waited, so that the writer hands it back.
-func (c *Conn) send(ctx context.Context, f *frame) error {
+// send queues a frame of a caller's (see call and notify), once it has
+// checked its size. A waited frame comes back to the caller with the
+// outcome of its Write, on f.done.
+func (c *Conn) send(ctx context.Context, f *frame, waited bool) (seq uint64, err error) {
 	if len(f.b)-1 > c.maxFrameSize {
-		return fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
+		return 0, fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
 	}
-	f.waited = true
-	if f.done == nil {
+	if f.waited = waited; waited && f.done == nil {
 		f.done = make(chan error, 1)
 	}
 	return c.out.enqueue(c, ctx, f, false)
-}
-
-// reclaim returns a waited frame to the pool once its Write has reported;
-// while the Write is still in progress, the frame is left to the garbage
-// collector.
-func reclaim(f *frame) {
-	select {
-	case <-f.done:
-		putFrame(f)
-	default:
-	}
 }
 
 // abandon ends the call with err unless another settler took it first, in
@@ -267,7 +254,8 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 		}
 	}
 	f.end()
-	if err := c.send(ctx, f); err != nil {
+	seq, err := c.send(ctx, f, true)
+	if err != nil {
 		putFrame(f)
 		return err
 	}
@@ -276,7 +264,7 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 		putFrame(f)
 		return err
 	case <-ctx.Done():
-		if c.out.withdraw(f) {
+		if c.out.withdraw(f, seq) {
 			putFrame(f)
 		}
 		return ctx.Err()
@@ -287,7 +275,7 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 			return err
 		default:
 		}
-		if c.out.withdraw(f) {
+		if c.out.withdraw(f, seq) {
 			putFrame(f)
 		}
 		return c.out.failure()

@@ -77,6 +77,7 @@ func (c *Conn) readLoop(rd *reader) {
 // endReading records that the read loop stopped: because the Conn closed
 // (err nil), or because the input ended or failed.
 func (c *Conn) endReading(err error) {
+	defer close(c.readDone)
 	c.update(func(s *connState) {
 		s.reading = false
 		switch {
@@ -191,17 +192,8 @@ func (c *Conn) handleRequest(rd *reader, line []byte, size int64, name []byte, v
 	switch {
 	case e != nil && e.request != nil:
 		var err error
-		t, err = e.request(id, rd.params())
-		var bad malformedParams
-		switch {
-		case errors.Is(err, errGuessedParams):
-			return false
-		case errors.As(err, &bad):
-			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: bad.err})
-			return true
-		case err != nil:
-			c.replyError(id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}, false)
-			return true
+		if t, err = e.request(id, rd.params()); err != nil {
+			return c.paramsFailed(rd, line, size, name, err, true)
 		}
 	case view != nil && view.unknown != nil:
 		u := &unknownTask{handler: view.unknown, method: string(name), id: append([]byte(nil), id...)}
@@ -224,6 +216,26 @@ func (c *Conn) handleRequest(rd *reader, line []byte, size int64, name []byte, v
 	return true
 }
 
+// paramsFailed acts on params that a typed handler's decoder refused: it
+// reports false when they were only guessed (the line is scanned again);
+// it drops the line when they are not valid JSON; and it answers a request
+// with CodeInvalidParams, or drops a notification, when they do not decode
+// into the handler's type.
+func (c *Conn) paramsFailed(rd *reader, line []byte, size int64, name []byte, err error, request bool) bool {
+	var bad malformedParams
+	switch {
+	case errors.Is(err, errGuessedParams):
+		return false
+	case errors.As(err, &bad):
+		c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: bad.err})
+	case request:
+		c.replyError(rd.env.ID.Raw, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}, false)
+	default:
+		c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: string(name), Err: err})
+	}
+	return true
+}
+
 // overloadError answers a request that found the handler slots and the
 // waiting room full.
 var overloadError = &Error{Code: CodeOverloaded, Message: "server overloaded: too many requests in progress"}
@@ -234,17 +246,10 @@ func (c *Conn) handleNotification(rd *reader, line []byte, size int64, name []by
 	switch {
 	case e != nil && e.notification != nil:
 		t, err := e.notification(rd.params())
-		var bad malformedParams
-		switch {
-		case errors.Is(err, errGuessedParams):
-			return false
-		case errors.As(err, &bad):
-			c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: bad.err})
-		case err != nil:
-			c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: string(name), Err: err})
-		default:
-			t.run(c)
+		if err != nil {
+			return c.paramsFailed(rd, line, size, name, err, false)
 		}
+		t.run(c)
 	case view != nil && view.unknownNotification != nil:
 		method := string(name)
 		func() {

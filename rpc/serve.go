@@ -150,7 +150,7 @@ func (c *Conn) replyError(id []byte, e *Error, handler bool) {
 // connection lives (see writer). The peer learns nothing of a failure; it
 // is logged.
 func (c *Conn) reply(f *frame, handler bool) {
-	if err := c.out.enqueue(c, nil, f, handler); err != nil {
+	if _, err := c.out.enqueue(c, nil, f, handler); err != nil {
 		putFrame(f)
 		c.logWriteError(err)
 	}

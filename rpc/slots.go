@@ -1,5 +1,7 @@
 package rpc
 
+import "time"
+
 // The peer's requests run on goroutines of the Conn, at most
 // MaxConcurrentRequests at once. A request that finds every slot taken
 // waits, in arrival order, in a waiting room bounded by MaxWaitingRequests
@@ -10,9 +12,13 @@ package rpc
 // it: at worst the peer is told to try again.
 //
 // A goroutine that finishes a request takes the next waiting one with the
-// same slot; a slot with nothing waiting is given back, and its goroutine
-// exits. No goroutine of the Conn idles: an idle Conn holds only its read
-// loop.
+// same slot; a slot with nothing waiting is given back.
+//
+// The goroutines that serve requests are kept a while after their work
+// (see goRun), as the writer's is: a goroutine's stack grows to what encoding
+// and decoding take, and a fresh goroutine would grow it anew for every
+// request. An idle goroutine exits after idleTimeout, or at once when
+// reading has ended, so an idle Conn holds only its read loop.
 
 // task is a decoded request or notification, ready to run.
 type task interface {
@@ -93,21 +99,54 @@ func (c *Conn) admit(t task, size int, late bool) admission {
 	})
 	switch a {
 	case started:
-		c.running.Add(1)
-		go c.serve(t)
+		c.goRun(t)
 	case overloaded, refused:
 		t.discard()
 	}
 	return a
 }
 
-// serve runs t and then the requests that wait for its slot, until none
-// does.
-func (c *Conn) serve(t task) {
+// idleTimeout is how long a goroutine of the Conn waits for more work
+// before it exits.
+const idleTimeout = 2 * time.Second
+
+// goRun runs the request t, which holds a handler slot, on an idle
+// goroutine of the Conn, or on a new one.
+func (c *Conn) goRun(t task) {
+	select {
+	case c.idleWork <- t:
+	default:
+		c.running.Add(1)
+		go c.work(t)
+	}
+}
+
+// work is the body of the goroutines that serve requests: it serves t and
+// the requests that wait for its slot, then waits, idle, for more.
+func (c *Conn) work(t task) {
 	defer c.running.Done()
-	for t != nil {
-		t.run(c)
-		t = c.nextTask()
+	var idle *time.Timer
+	for {
+		for t != nil {
+			t.run(c)
+			t = c.nextTask()
+		}
+		if idle == nil {
+			idle = time.NewTimer(idleTimeout)
+		} else {
+			idle.Reset(idleTimeout)
+		}
+		select {
+		case t = <-c.idleWork:
+			idle.Stop()
+		case <-idle.C:
+			return
+		case <-c.readDone:
+			// No request can come any more; a later flush gets a goroutine
+			// of its own.
+			idle.Stop()
+			return
+		}
 	}
 }
 

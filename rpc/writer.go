@@ -24,11 +24,11 @@ import (
 // requests and never reads their answers is read no further until it does.
 //
 // Writes happen on goroutines of the Conn only, never on a caller's: a
-// goroutine that finds no Write in progress takes the writer's role, and
-// keeps it until the queue is empty. A handler's goroutine writes its own
-// reply that way; frames of callers and of the read loop are written by a
-// goroutine started for the purpose. So a caller's wait always ends with
-// its context, and a frame that no Write has taken yet can be withdrawn.
+// goroutine that queues a frame when no Write is in progress gives the
+// writer's role, which lasts until the queue is empty, to the writer's own
+// goroutine (see loop) — or takes it, when it is a handler's goroutine
+// queueing its reply. So a caller's wait always ends with its context, and
+// a frame that no Write has taken yet can be withdrawn.
 //
 // Errors are sticky, as with bufio.Writer: a failed or short Write ends the
 // connection (see Conn.failOutput), and every frame queued then or later
@@ -49,6 +49,13 @@ type writer struct {
 	stopped chan struct{} // closed when err is set
 	batch   []byte        // the buffer in which queued frames are joined, reused
 	inWrite bool          // a Write is in progress (for close)
+	seq     uint64        // counts the frames queued, to tell them apart (see withdraw)
+
+	// The writer's goroutine: loopAlive says it runs, and wake, buffered,
+	// gives it the writer's role. Both change under mu, so that a role
+	// given as it decides to exit is never lost.
+	loopAlive bool
+	wake      chan struct{}
 }
 
 // writeDeadliner is implemented by streams whose blocked writes can be
@@ -63,17 +70,19 @@ const maxRetainedBatch = 256 << 10
 func (w *writer) init(out io.Writer, maxQueue int, timeout time.Duration) {
 	w.w, w.maxQueue, w.timeout = out, maxQueue, timeout
 	w.stopped = make(chan struct{})
+	w.wake = make(chan struct{}, 1)
 	if d, ok := out.(writeDeadliner); ok {
 		w.deadline = d
 	}
 }
 
 // enqueue queues f, waiting for room as long as ctx allows (a nil ctx
-// waits until the connection closes). It returns once f is queued: f then
-// belongs to the writer. When a Write must be started and self is set, the
-// calling goroutine (one of the Conn's) writes it; otherwise a goroutine is
-// started to. On error, f still belongs to the caller.
-func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) error {
+// waits until the connection closes). It returns once f is queued, with
+// the number that withdraw takes: f then belongs to the writer. When a
+// Write must be started and self is set, the calling goroutine (one of the
+// Conn's) writes it; otherwise the writer's goroutine does. On error, f
+// still belongs to the caller.
+func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) (seq uint64, err error) {
 	n := len(f.b)
 	w.mu.Lock()
 	for w.err == nil && w.queued > 0 && w.queued+n > w.maxQueue {
@@ -89,40 +98,77 @@ func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) erro
 		select {
 		case <-room: // bytes left the queue, or the writer was closed
 		case <-stop:
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		w.mu.Lock()
 	}
 	if err := w.err; err != nil {
 		w.mu.Unlock()
-		return err
+		return 0, err
 	}
+	w.seq++
+	seq, f.seq = w.seq, w.seq
 	w.queue = append(w.queue, f)
 	w.queued += n
 	start := !w.writing
 	w.writing = true
-	w.mu.Unlock()
-	if start {
-		if self {
-			w.flush(c)
+	if start && !self {
+		if w.loopAlive {
+			w.wake <- struct{}{} // never blocks: only the role's giver sends
 		} else {
+			w.loopAlive = true
 			c.running.Add(1)
-			go func() {
-				defer c.running.Done()
-				w.flush(c)
-			}()
+			go w.loop(c)
 		}
 	}
-	return nil
+	w.mu.Unlock()
+	if start && self {
+		w.flush(c)
+	}
+	return seq, nil
 }
 
-// withdraw removes f from the queue if no Write has taken it yet, and
-// reports whether it did; f then belongs to the caller again.
-func (w *writer) withdraw(f *frame) bool {
+// loop is the writer's goroutine: it flushes whenever it is given the
+// writer's role, and exits once it has been idle for idleTimeout, or when
+// reading has ended or writing has stopped (a later frame starts it again).
+// It is kept between flushes so that its stack, grown for the Write, is not
+// grown anew for every frame.
+func (w *writer) loop(c *Conn) {
+	defer c.running.Done()
+	idle := time.NewTimer(idleTimeout)
+	defer idle.Stop()
+	for {
+		w.flush(c) // the role came with the start or the wake
+		idle.Reset(idleTimeout)
+		select {
+		case <-w.wake:
+			continue
+		case <-idle.C:
+		case <-c.readDone:
+		case <-w.stopped:
+		}
+		w.mu.Lock()
+		select {
+		case <-w.wake: // given the role as it was about to exit
+			w.mu.Unlock()
+			continue
+		default:
+		}
+		w.loopAlive = false
+		w.mu.Unlock()
+		return
+	}
+}
+
+// withdraw removes the frame f queued as seq, if no Write has taken it
+// yet, and reports whether it did; f then belongs to the caller again. The
+// number tells f from the same pooled frame queued again by someone else
+// after it was written.
+func (w *writer) withdraw(f *frame, seq uint64) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, q := range w.queue {
-		if q == f {
+		if q == f && q.seq == seq {
 			copy(w.queue[i:], w.queue[i+1:])
 			w.queue[len(w.queue)-1] = nil
 			w.queue = w.queue[:len(w.queue)-1]
