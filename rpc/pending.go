@@ -21,10 +21,16 @@ type pendingCalls struct {
 	// read, and a call fails at once with ErrNotStarted.
 	started bool
 	ended   error // set when the connection ended: no call is added after it
+	// free keeps released calls for reuse. It belongs to the Conn rather
+	// than to a package-wide pool, so that a call's channel never passes
+	// from one Conn to another (a channel made inside a testing/synctest
+	// bubble must stay in it).
+	free []*pendingCall
 }
 
 type pendingCall struct {
-	done chan struct{} // buffered: the settler never blocks
+	owner *pendingCalls
+	done  chan struct{} // buffered: the settler never blocks
 	// result is a copy of the raw result, which the caller decodes on its
 	// own goroutine: into a value on its stack, and in parallel with other
 	// callers rather than on the read loop.
@@ -33,33 +39,49 @@ type pendingCall struct {
 	err       error
 }
 
-// maxPooledResult bounds the result buffer a pooled call keeps.
-const maxPooledResult = 64 << 10
-
-var pendingPool = sync.Pool{New: func() any {
-	return &pendingCall{done: make(chan struct{}, 1)}
-}}
+// maxPooledResult bounds the result buffer a pooled call keeps, and
+// maxFreeCalls the calls a Conn keeps for reuse.
+const (
+	maxPooledResult = 64 << 10
+	maxFreeCalls    = 64
+)
 
 func (p *pendingCalls) init() { p.calls = make(map[uint64]*pendingCall) }
 
 // add registers a call and returns its id.
 func (p *pendingCalls) add() (uint64, *pendingCall, error) {
-	pc := pendingPool.Get().(*pendingCall)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.ended != nil || !p.started {
 		err := p.ended
 		if err == nil {
 			err = ErrNotStarted
 		}
-		p.mu.Unlock()
-		pendingPool.Put(pc)
 		return 0, nil, err
 	}
+	pc := p.get()
 	p.nextID++
 	id := p.nextID
 	p.calls[id] = pc
-	p.mu.Unlock()
 	return id, pc, nil
+}
+
+// get returns a free call, or a new one. Called with mu held.
+func (p *pendingCalls) get() *pendingCall {
+	if n := len(p.free); n > 0 {
+		pc := p.free[n-1]
+		p.free = p.free[:n-1]
+		return pc
+	}
+	return &pendingCall{owner: p, done: make(chan struct{}, 1)}
+}
+
+// waiter returns a call that is not in the table, for its channel: a
+// notification waits on it for its Write (see frame.waiter).
+func (p *pendingCalls) waiter() *pendingCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.get()
 }
 
 // take removes the call with the given id and returns it, or nil when no
@@ -126,6 +148,10 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	if err != nil {
 		return nil, err
 	}
+	if rc := c.handlerCall(ctx); rc != nil {
+		c.callStarted(rc) // a handler waits for its own peer: see slots.go
+		defer c.callEnded(rc)
+	}
 	f := getFrame()
 	f.request(id, method)
 	if !omitParams {
@@ -136,7 +162,7 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 		}
 	}
 	f.end()
-	seq, err := c.send(ctx, f, false)
+	seq, err := c.send(ctx, f)
 	if err != nil {
 		putFrame(f)
 		return c.abandon(id, pc, err)
@@ -153,14 +179,10 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 }
 
 // send queues a frame of a caller's (see call and notify), once it has
-// checked its size. A waited frame comes back to the caller with the
-// outcome of its Write, on f.done.
-func (c *Conn) send(ctx context.Context, f *frame, waited bool) (seq uint64, err error) {
+// checked its size.
+func (c *Conn) send(ctx context.Context, f *frame) (seq uint64, err error) {
 	if len(f.b)-1 > c.maxFrameSize {
 		return 0, fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
-	}
-	if f.waited = waited; waited && f.done == nil {
-		f.done = make(chan error, 1)
 	}
 	return c.out.enqueue(c, ctx, f, false)
 }
@@ -199,14 +221,19 @@ func decodeResult[R any](pc *pendingCall, r *R) error {
 	return nil
 }
 
-// release returns a call to the pool.
+// release gives a settled call back to its Conn for reuse.
 func release(pc *pendingCall) {
 	pc.err, pc.hasResult = nil, false
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
 	pc.result = pc.result[:0]
-	pendingPool.Put(pc)
+	p := pc.owner
+	p.mu.Lock()
+	if len(p.free) < maxFreeCalls {
+		p.free = append(p.free, pc)
+	}
+	p.mu.Unlock()
 }
 
 // Call sends a request for method with params and decodes the result into
@@ -254,30 +281,38 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 		}
 	}
 	f.end()
-	seq, err := c.send(ctx, f, true)
+	// The frame comes back with the outcome of its Write (see
+	// frame.written). Withdrawn or abandoned, it is not reused.
+	w := c.pending.waiter()
+	f.waiter = w
+	seq, err := c.send(ctx, f)
 	if err != nil {
 		putFrame(f)
+		release(w)
 		return err
 	}
 	select {
-	case err := <-f.done:
+	case <-w.done:
 		putFrame(f)
+		err := w.err
+		release(w)
 		return err
 	case <-ctx.Done():
-		if c.out.withdraw(f, seq) {
-			putFrame(f)
-		}
-		return ctx.Err()
+		err = ctx.Err()
 	case <-c.out.stopped:
 		select {
-		case err := <-f.done: // written, or failed, just before
+		case <-w.done: // written, or failed, just before
 			putFrame(f)
+			err := w.err
+			release(w)
 			return err
 		default:
 		}
-		if c.out.withdraw(f, seq) {
-			putFrame(f)
-		}
-		return c.out.failure()
+		err = c.out.failure()
 	}
+	if c.out.withdraw(f, seq) {
+		putFrame(f)
+		release(w)
+	}
+	return err
 }

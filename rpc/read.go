@@ -249,7 +249,7 @@ func (c *Conn) handleNotification(rd *reader, line []byte, size int64, name []by
 		if err != nil {
 			return c.paramsFailed(rd, line, size, name, err, false)
 		}
-		t.run(c)
+		t.run(c, c.ctx)
 	case view != nil && view.unknownNotification != nil:
 		method := string(name)
 		func() {

@@ -20,10 +20,12 @@ type requestTask[P, R any] struct {
 	pool    *sync.Pool
 }
 
-func (t *requestTask[P, R]) run(c *Conn) {
-	serveRequest(c, t.id, t.method, t.handler, t.params)
+func (t *requestTask[P, R]) run(c *Conn, ctx context.Context) {
+	serveRequest(c, ctx, t.id, t.method, t.handler, t.params)
 	t.discard()
 }
+
+func (t *requestTask[P, R]) requestID() []byte { return t.id }
 
 func (t *requestTask[P, R]) discard() {
 	t.params = *new(P)
@@ -33,8 +35,8 @@ func (t *requestTask[P, R]) discard() {
 
 // serveRequest runs a request handler and answers the request id with its
 // result, its error, or CodeInternalError when it panicked.
-func serveRequest[P, R any](c *Conn, id []byte, method string, h func(context.Context, P) (R, error), p P) {
-	r, err, panicked := callHandler(c, method, h, p)
+func serveRequest[P, R any](c *Conn, ctx context.Context, id []byte, method string, h func(context.Context, P) (R, error), p P) {
+	r, err, panicked := callHandler(c, ctx, method, h, p)
 	switch {
 	case panicked:
 		c.replyError(id, panicError, true)
@@ -46,14 +48,14 @@ func serveRequest[P, R any](c *Conn, id []byte, method string, h func(context.Co
 }
 
 // callHandler runs a handler, containing a panic.
-func callHandler[P, R any](c *Conn, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
+func callHandler[P, R any](c *Conn, ctx context.Context, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = true
 			c.logPanic(method, v)
 		}
 	}()
-	r, err = h(c.ctx, p)
+	r, err = h(ctx, p)
 	return r, err, false
 }
 
@@ -69,12 +71,13 @@ type unknownTask struct {
 	id      []byte
 }
 
-func (t *unknownTask) run(c *Conn) {
+func (t *unknownTask) run(c *Conn, ctx context.Context) {
 	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	serveRequest(c, t.id, t.method, h, t.params)
+	serveRequest(c, ctx, t.id, t.method, h, t.params)
 }
 
-func (t *unknownTask) discard() {}
+func (t *unknownTask) discard()          {}
+func (t *unknownTask) requestID() []byte { return t.id }
 
 // notificationTask is a notification for a handler registered with
 // HandleNotification, with its params decoded; it runs on the read loop.
@@ -85,13 +88,15 @@ type notificationTask[P any] struct {
 	pool    *sync.Pool
 }
 
-func (t *notificationTask[P]) run(c *Conn) {
+func (t *notificationTask[P]) run(c *Conn, ctx context.Context) {
 	func() {
 		defer c.recoverNotification(t.method)
-		t.handler(c.ctx, t.params)
+		t.handler(ctx, t.params)
 	}()
 	t.discard()
 }
+
+func (t *notificationTask[P]) requestID() []byte { return nil }
 
 func (t *notificationTask[P]) discard() {
 	t.params = *new(P)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,7 +152,8 @@ func TestConcurrentRequestsAreBounded(t *testing.T) {
 }
 
 // A side whose handler slots are all busy still reads the responses to its
-// own calls: here the only handler waits for a call to the peer.
+// own calls: here the only slot's handler waits for a call to the peer,
+// and lends its slot meanwhile to the request that waits for one.
 func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
@@ -161,13 +163,26 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
 	p.send(`{"jsonrpc":"2.0","id":"o1","method":"echo","params":{"text":"a"}}`)
-	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // queued
-	id, _ := p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"A"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`)
-	id, _ = p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"B"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"o2","result":{"echo":"outer B"}}`)
+	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // waits for the slot
+	for range 2 {
+		var f struct {
+			ID     json.RawMessage
+			Params echoParams
+		}
+		if err := json.Unmarshal([]byte(p.next()), &f); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ToUpper(strings.TrimPrefix(f.Params.Text, "inner "))
+		p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":{"echo":"` + text + `"}}`)
+	}
+	got := map[string]bool{p.next(): true, p.next(): true}
+	want := map[string]bool{
+		`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`: true,
+		`{"jsonrpc":"2.0","id":"o2","result":{"echo":"outer B"}}`: true,
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("replies %v, want %v", got, want)
+	}
 }
 
 func TestNotificationDrops(t *testing.T) {

@@ -1,6 +1,9 @@
 package rpc
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The peer's requests run on goroutines of the Conn, at most
 // MaxConcurrentRequests at once. A request that finds every slot taken
@@ -20,18 +23,36 @@ import "time"
 // request. An idle goroutine exits after idleTimeout, or at once when
 // reading has ended, so an idle Conn holds only its read loop.
 
+// A handler that calls its own Conn's peer and waits would hold its slot
+// while the peer may need this side's slots to answer: with both ends doing
+// so under load, every slot on both sides ends up waiting for the other.
+// Two rules keep that from ever stalling:
+//   - such a handler lends its slot while it waits (to a request waiting
+//     for one), for as long as at most MaxConcurrentRequests handlers have
+//     lent theirs; it takes a slot back when its call returns if one is
+//     free, and runs on without one otherwise;
+//   - when every handler holding a slot waits for the peer (stuck), no
+//     request could start any more: the waiting ones, and those that come,
+//     are answered CodeOverloaded instead of waiting.
+// So at most 2 × MaxConcurrentRequests handlers run, and a request either
+// runs or is answered.
+
 // task is a decoded request or notification, ready to run.
 type task interface {
-	// run serves it.
-	run(c *Conn)
+	// run serves it with the handler's context.
+	run(c *Conn, ctx context.Context)
 	// discard releases a task that will never run.
 	discard()
+	// requestID returns the id of a request (a copy of the line's, valid
+	// until the task is discarded), nil for a notification.
+	requestID() []byte
 }
 
-// waitingTask is a request in the waiting room, with the size that counts
-// against MaxWaitingBytes.
+// waitingTask is a request in the waiting room, with its id (for an
+// overload answer) and the size that counts against MaxWaitingBytes.
 type waitingTask struct {
 	t    task
+	id   []byte
 	size int
 }
 
@@ -44,9 +65,9 @@ type taskQueue struct {
 
 func (q *taskQueue) len() int { return len(q.items) - q.head }
 
-func (q *taskQueue) push(t task, size int) {
-	q.items = append(q.items, waitingTask{t, size})
-	q.bytes += size
+func (q *taskQueue) push(w waitingTask) {
+	q.items = append(q.items, w)
+	q.bytes += w.size
 }
 
 func (q *taskQueue) pop() task {
@@ -77,9 +98,10 @@ const (
 	refused                     // discarded: the Conn is closed, or Shutdown began before it was read
 )
 
-// admit starts t on a goroutine of the Conn, or lets it wait for a slot, or
-// refuses it. size is the length of its line; late says it was read after
-// Shutdown began. A task that is not started or waiting is discarded.
+// admit starts the request t on a goroutine of the Conn,
+// or lets it wait for a slot, or refuses it. size is the length of its
+// line; late says it was read after Shutdown began. A task that is not
+// started or waiting is discarded.
 func (c *Conn) admit(t task, size int, late bool) admission {
 	var a admission
 	c.update(func(s *connState) {
@@ -89,9 +111,11 @@ func (c *Conn) admit(t task, size int, late bool) admission {
 		case s.active < s.maxActive:
 			s.active++
 			a = started
+		case s.stuck == s.active:
+			a = overloaded // it would wait for ever
 		case s.waiting.len() < c.maxWaiting && (s.waiting.len() == 0 || s.waiting.bytes+size <= c.maxWaitingBytes):
 			// A request larger than the byte bound may wait alone.
-			s.waiting.push(t, size)
+			s.waiting.push(waitingTask{t, t.requestID(), size})
 			a = waiting
 		default:
 			a = overloaded
@@ -128,8 +152,9 @@ func (c *Conn) work(t task) {
 	var idle *time.Timer
 	for {
 		for t != nil {
-			t.run(c)
-			t = c.nextTask()
+			rc := &requestContext{Context: c.ctx, conn: c, holds: true}
+			t.run(c, rc)
+			t = c.handlerEnded(rc)
 		}
 		if idle == nil {
 			idle = time.NewTimer(idleTimeout)
@@ -150,25 +175,115 @@ func (c *Conn) work(t task) {
 	}
 }
 
-// nextTask returns the next waiting request for a slot that has just
-// finished one, or gives the slot back and returns nil.
-func (c *Conn) nextTask() task {
+// handlerEnded records that the handler of rc returned. When it held a
+// slot, it returns the next waiting request, to be served with that slot,
+// or gives the slot back.
+func (c *Conn) handlerEnded(rc *requestContext) task {
 	var t task
 	c.update(func(s *connState) {
-		if s.waiting.len() > 0 {
-			t = s.waiting.pop()
-			return
+		rc.done = true
+		switch {
+		case !rc.holds:
+			s.lent--
+		case rc.calls > 0:
+			s.stuck--
+			fallthrough
+		default:
+			if s.waiting.len() > 0 {
+				t = s.waiting.pop()
+			} else {
+				s.active--
+			}
 		}
-		s.active--
 	})
 	return t
 }
 
-// discardWaiting drops the requests waiting for a slot; Close calls it.
-func (c *Conn) discardWaiting() {
-	var dropped []waitingTask
-	c.update(func(s *connState) { dropped = s.waiting.takeAll() })
-	for _, w := range dropped {
+// callStarted records that the handler of rc calls its Conn's peer (see
+// the rules above). It returns a request to start with the slot the
+// handler lends, or the requests to answer CodeOverloaded since every
+// slot is stuck.
+func (c *Conn) callStarted(rc *requestContext) {
+	var start task
+	var overload []waitingTask
+	c.update(func(s *connState) {
+		if rc.done {
+			return // a goroutine of the handler's, after it returned
+		}
+		if rc.calls++; rc.calls > 1 {
+			return
+		}
+		if s.lent < s.maxActive {
+			rc.holds = false
+			s.lent++
+			if s.waiting.len() > 0 {
+				start = s.waiting.pop() // the slot goes to it
+			} else {
+				s.active--
+			}
+			return
+		}
+		s.stuck++
+		if s.stuck == s.active {
+			overload = s.waiting.takeAll()
+		}
+	})
+	if start != nil {
+		c.goRun(start)
+	}
+	for _, w := range overload {
+		c.replyError(w.id, overloadError, true)
 		w.t.discard()
 	}
+}
+
+// callEnded records that the call of callStarted returned.
+func (c *Conn) callEnded(rc *requestContext) {
+	c.update(func(s *connState) {
+		if rc.done {
+			return
+		}
+		if rc.calls--; rc.calls > 0 {
+			return
+		}
+		switch {
+		case rc.holds:
+			s.stuck--
+		case s.active < s.maxActive:
+			// A free slot: take it back (none waits for it, or it would
+			// not be free).
+			rc.holds = true
+			s.lent--
+			s.active++
+		}
+	})
+}
+
+// requestContext is the context of a request handler: the Conn's, marked
+// so that a call the handler makes on the same Conn is known as one (see
+// Conn.handlerCall). Its fields change under Conn.mu.
+type requestContext struct {
+	context.Context
+	conn  *Conn
+	holds bool // the handler holds a slot (it lends it while it calls)
+	calls int  // calls on conn in progress from this context
+	done  bool // the handler returned
+}
+
+type requestKey struct{}
+
+func (rc *requestContext) Value(key any) any {
+	if key == (requestKey{}) {
+		return rc
+	}
+	return rc.Context.Value(key)
+}
+
+// handlerCall returns the request context of ctx when ctx is a handler's
+// of c: a call with it is a handler waiting for its own peer.
+func (c *Conn) handlerCall(ctx context.Context) *requestContext {
+	if rc, ok := ctx.Value(requestKey{}).(*requestContext); ok && rc.conn == c {
+		return rc
+	}
+	return nil
 }

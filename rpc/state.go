@@ -16,11 +16,12 @@ import (
 //   - err is set once and never changes; done is closed exactly when it is
 //     set, and every pending call is failed with it then.
 //   - closed implies err: Close and a failed write end the connection.
-//   - active never exceeds maxActive; requests wait only while every slot
-//     is taken; none waits once closed.
+//   - active never exceeds maxActive, nor lent, stuck never exceeds
+//     active; requests wait only while every slot is taken and some slot
+//     is not stuck; none waits once closed.
 //   - drained is closed once, when Shutdown has begun (draining), the read
 //     loop has handled every line received (idle, or no longer reading),
-//     and no request is active or waiting.
+//     and no handler runs and no request waits.
 type connState struct {
 	started  bool // Start was called (or Close before it: nothing will start)
 	reading  bool // the read loop runs
@@ -33,8 +34,10 @@ type connState struct {
 	err error
 
 	// The handler slots (see slots.go).
-	active    int // requests running
-	maxActive int
+	active    int       // slots taken by running handlers
+	maxActive int       // MaxConcurrentRequests
+	stuck     int       // handlers that hold a slot and wait for the peer
+	lent      int       // handlers running without a slot, having lent theirs
 	waiting   taskQueue // requests admitted but waiting for a slot
 }
 
@@ -56,7 +59,7 @@ func (c *Conn) update(change func(s *connState)) {
 	}
 	endNow := !wasEnded && s.err != nil
 	var drained chan struct{}
-	if s.draining && c.drained != nil && (s.idle || !s.reading) && s.active == 0 && s.waiting.len() == 0 {
+	if s.draining && c.drained != nil && (s.idle || !s.reading) && s.active == 0 && s.lent == 0 && s.waiting.len() == 0 {
 		drained, c.drained = c.drained, nil
 	}
 	err := s.err
@@ -81,8 +84,10 @@ func (s *connState) check(wasEnded bool) {
 		panic("rpc: closed without a reason")
 	case s.active < 0 || s.active > s.maxActive:
 		panic(fmt.Sprintf("rpc: %d handler slots in use of %d", s.active, s.maxActive))
-	case s.waiting.len() > 0 && s.active < s.maxActive:
-		panic("rpc: a request waits while a handler slot is free")
+	case s.lent < 0 || s.lent > s.maxActive || s.stuck < 0 || s.stuck > s.active:
+		panic(fmt.Sprintf("rpc: %d handlers lent their slots and %d of %d are stuck", s.lent, s.stuck, s.active))
+	case s.waiting.len() > 0 && (s.active < s.maxActive || s.stuck == s.active):
+		panic("rpc: a request waits for a slot that is free or for ever")
 	case s.closed && s.waiting.len() > 0:
 		panic("rpc: requests wait after Close")
 	case s.reading && !s.started:
