@@ -15,21 +15,7 @@ import (
 // it can be written with a single Write.
 type frame struct {
 	b []byte
-	// waiter, when set, is told the outcome of the Write that carried the
-	// frame (see writer), and then owns the frame. Otherwise the writer
-	// returns the frame to the pool once written.
-	waiter *pendingCall
-	seq    uint64 // the number it was queued with (see writer.withdraw)
-}
-
-// written reports the outcome of the frame's Write, and gives the frame to
-// its waiter or back to the pool.
-func (f *frame) written(err error) {
-	if w := f.waiter; w != nil {
-		w.settle(err)
-		return
-	}
-	putFrame(f)
+	seq uint64 // the number it was queued with (see writer.withdraw)
 }
 
 // Write appends p to the frame; it lets the go-json Encoder write into it.
@@ -59,7 +45,6 @@ const maxPooledFrame = 4 << 20
 func getFrame() *frame {
 	f := framePool.Get().(*frame)
 	f.b = f.b[:0]
-	f.waiter = nil
 	return f
 }
 

@@ -76,14 +76,6 @@ func (p *pendingCalls) get() *pendingCall {
 	return &pendingCall{owner: p, done: make(chan struct{}, 1)}
 }
 
-// waiter returns a call that is not in the table, for its channel: a
-// notification waits on it for its Write (see frame.waiter).
-func (p *pendingCalls) waiter() *pendingCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.get()
-}
-
 // take removes the call with the given id and returns it, or nil when no
 // such call is pending.
 func (p *pendingCalls) take(id uint64) *pendingCall {
@@ -164,7 +156,6 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	f.end()
 	seq, err := c.send(ctx, f)
 	if err != nil {
-		putFrame(f)
 		return c.abandon(id, pc, err)
 	}
 	select {
@@ -178,13 +169,28 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	}
 }
 
-// send queues a frame of a caller's (see call and notify), once it has
-// checked its size.
+// send writes a frame of a caller's (see call and notify), once it has
+// checked its size: it queues it, or, when the caller's context cannot end,
+// may write it on the caller's goroutine (see writer.writeOwn). It returns
+// the frame's queue number, 0 when the frame is no longer queued; on
+// error, or when it wrote the frame itself, it has given the frame back
+// to the pool.
 func (c *Conn) send(ctx context.Context, f *frame) (seq uint64, err error) {
 	if len(f.b)-1 > c.maxFrameSize {
+		putFrame(f)
 		return 0, fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
 	}
-	return c.out.enqueue(c, ctx, f, false)
+	if ctx.Done() == nil {
+		if ok, err := c.out.writeOwn(c, f); ok {
+			putFrame(f)
+			return 0, err
+		}
+	}
+	seq, err = c.out.enqueue(c, ctx, f, false)
+	if err != nil {
+		putFrame(f)
+	}
+	return seq, err
 }
 
 // abandon ends the call with err unless another settler took it first, in
@@ -257,13 +263,13 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // Notify sends the notification method with params, for methods known only
 // at run time; prefer Notification.Notify. A nil params omits the params
-// member. The outcomes are those of Notification.Notify.
+// member. It returns as Notification.Notify does.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return notify(ctx, c, method, params == nil, params)
 }
 
-// notify sends a notification and waits until it is written, or ctx ends
-// (a frame no Write has taken yet is withdrawn), or the Conn closes.
+// notify sends a notification: it returns once the frame is queued (see
+// Notification.Notify).
 func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
 	if c == nil {
 		panic(fmt.Sprintf("rpc: notification %q on a nil *Conn (is the context a handler's? see ConnFromContext)", method))
@@ -281,38 +287,6 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 		}
 	}
 	f.end()
-	// The frame comes back with the outcome of its Write (see
-	// frame.written). Withdrawn or abandoned, it is not reused.
-	w := c.pending.waiter()
-	f.waiter = w
-	seq, err := c.send(ctx, f)
-	if err != nil {
-		putFrame(f)
-		release(w)
-		return err
-	}
-	select {
-	case <-w.done:
-		putFrame(f)
-		err := w.err
-		release(w)
-		return err
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-c.out.stopped:
-		select {
-		case <-w.done: // written, or failed, just before
-			putFrame(f)
-			err := w.err
-			release(w)
-			return err
-		default:
-		}
-		err = c.out.failure()
-	}
-	if c.out.withdraw(f, seq) {
-		putFrame(f)
-		release(w)
-	}
+	_, err := c.send(ctx, f)
 	return err
 }

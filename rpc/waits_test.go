@@ -43,14 +43,16 @@ func (w *stuckWriter) String() string {
 	return w.written.String()
 }
 
-// While a Write is stuck, a call and a notification with deadlines return
-// when their deadlines pass, their frames withdrawn; Close then fails the
-// call whose frame the stuck Write carries, without waiting for it.
+// While a Write is stuck, a call with a deadline returns when its deadline
+// passes, its frame withdrawn; a notification is queued, and waits with
+// its context once the queue is full. Close then fails the call whose
+// frame the stuck Write carries, without waiting for it, and withdraws
+// what is queued.
 func TestWaitsEndWithTheirContextWhileTheOutputIsStuck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		in, feed := io.Pipe()
 		out := newStuckWriter()
-		c := rpc.NewConn(in, out, nil)
+		c := rpc.NewConn(in, out, &rpc.Options{MaxWriteQueue: 200})
 		c.Start()
 		first := call(context.Background(), c, "first")
 		<-out.entered // its frame is in the stuck Write
@@ -60,10 +62,13 @@ func TestWaitsEndWithTheirContextWhileTheOutputIsStuck(t *testing.T) {
 		if _, err := echo.Call(ctx, c, echoParams{"second"}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("call behind the stuck Write: %v", err)
 		}
+		if err := note.Notify(context.Background(), c, echoParams{"third"}); err != nil {
+			t.Fatalf("notify behind the stuck Write: %v", err)
+		}
 		ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		if err := note.Notify(ctx, c, echoParams{"third"}); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("notify behind the stuck Write: %v", err)
+		if err := note.Notify(ctx, c, echoParams{strings.Repeat("fourth", 20)}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("notify behind a full queue: %v", err)
 		}
 
 		c.Close()
@@ -73,7 +78,7 @@ func TestWaitsEndWithTheirContextWhileTheOutputIsStuck(t *testing.T) {
 		close(out.release)
 		feed.Close()
 		c.Wait()
-		if got := out.String(); strings.Contains(got, "second") || strings.Contains(got, "third") || !strings.Contains(got, "first") {
+		if got := out.String(); strings.Contains(got, "second") || strings.Contains(got, "third") || strings.Contains(got, "fourth") || !strings.Contains(got, "first") {
 			t.Fatalf("written %q: only the first frame should be", got)
 		}
 	})

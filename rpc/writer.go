@@ -113,19 +113,66 @@ func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) (seq
 	start := !w.writing
 	w.writing = true
 	if start && !self {
-		if w.loopAlive {
-			w.wake <- struct{}{} // never blocks: only the role's giver sends
-		} else {
-			w.loopAlive = true
-			c.running.Add(1)
-			go w.loop(c)
-		}
+		w.handOff(c)
 	}
 	w.mu.Unlock()
 	if start && self {
 		w.flush(c)
 	}
 	return seq, nil
+}
+
+// handOff gives the writer's role to the writer's goroutine, starting it if
+// it does not run. Called with mu held, by the role's holder.
+func (w *writer) handOff(c *Conn) {
+	if w.loopAlive {
+		w.wake <- struct{}{} // never blocks: only the role's holder sends
+		return
+	}
+	w.loopAlive = true
+	c.running.Add(1)
+	go w.loop(c)
+}
+
+// writeOwn writes a caller's frame on the caller's goroutine, when nothing
+// is queued or being written and the stream has a write deadline (so that
+// Close can interrupt the Write); it reports false, having done nothing,
+// otherwise. Frames that queue up meanwhile go to the writer's goroutine:
+// a caller writes nothing but its own frame. It spares a lone call or
+// notification two goroutine switches.
+func (w *writer) writeOwn(c *Conn, f *frame) (ok bool, err error) {
+	w.mu.Lock()
+	if w.deadline == nil || w.writing || len(w.queue) > 0 || w.err != nil || len(f.b) > w.maxQueue {
+		w.mu.Unlock()
+		return false, nil
+	}
+	w.writing, w.inWrite = true, true
+	w.mu.Unlock()
+
+	err = w.write(c, f.b)
+
+	w.mu.Lock()
+	w.inWrite = false
+	if w.timeout > 0 || w.err == ErrClosed {
+		w.deadline.SetWriteDeadline(time.Time{}) // give the stream back as it was
+	}
+	if err != nil {
+		w.fail(err)
+	}
+	if len(w.queue) > 0 {
+		w.handOff(c) // it writes them, or fails them
+	} else {
+		w.writing = false
+		if w.idle != nil {
+			close(w.idle)
+			w.idle = nil
+		}
+	}
+	w.mu.Unlock()
+	if err != nil {
+		c.failOutput(err)
+	}
+	return true, err
 }
 
 // loop is the writer's goroutine: it flushes whenever it is given the
@@ -215,7 +262,7 @@ func (w *writer) flush(c *Conn) {
 			w.fail(err)
 		}
 		for i, f := range frames {
-			f.written(w.err)
+			putFrame(f)
 			frames[i] = nil
 		}
 		if len(w.queue) == 0 {
@@ -231,7 +278,7 @@ func (w *writer) flush(c *Conn) {
 	// Closed or failed: what is still queued fails with the same error.
 	for _, f := range w.queue {
 		w.queued -= len(f.b)
-		f.written(w.err)
+		putFrame(f)
 	}
 	clear(w.queue)
 	w.queue = w.queue[:0]
