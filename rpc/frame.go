@@ -14,7 +14,7 @@ import (
 // frame is a pooled buffer in which one outgoing frame is assembled, so that
 // it can be written with a single Write.
 type frame struct {
-	b []byte
+	b   []byte
 	seq uint64 // the number it was queued with (see writer.withdraw)
 }
 
