@@ -170,7 +170,7 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errBrokenStream }
 
-func TestWriteFailureEndsTheCall(t *testing.T) {
+func TestWriteFailureEndsTheConnection(t *testing.T) {
 	checkNoLeak(t)
 	in, feed := io.Pipe()
 	c := rpc.NewConn(in, failingWriter{}, nil)
@@ -182,9 +182,10 @@ func TestWriteFailureEndsTheCall(t *testing.T) {
 	if err := tick.Notify(context.Background(), c, rpc.NoParams{}); !errors.Is(err, errBrokenStream) {
 		t.Fatalf("Notify err = %v", err)
 	}
-	// The failed call left nothing pending: Close has nothing to fail.
-	if err := c.Err(); err != nil {
-		t.Fatalf("a write failure ended the connection: %v", err)
+	// Dead output ends the connection, with the write error as the reason.
+	<-c.Done()
+	if err := c.Err(); !errors.Is(err, errBrokenStream) {
+		t.Fatalf("Err = %v, want the write error", err)
 	}
 }
 

@@ -37,20 +37,3 @@ func decodeParams[P any](params []byte, p *P) error {
 	}
 	return decode(params, p)
 }
-
-// decodeParamsOf decodes the params of a frame into *p for a typed handler
-// (or only validates them, when the method takes NoParams). It returns a
-// malformedParams error when the params are not valid JSON, and the
-// decoding error when they do not decode into P.
-func decodeParamsOf[P any](params paramsIn, p *P, omit bool) error {
-	var err error
-	if !omit {
-		err = decodeParams(params.raw, p)
-	}
-	if err != nil || omit {
-		if bad := params.malformed(); bad != nil {
-			return malformedParams{bad}
-		}
-	}
-	return err
-}

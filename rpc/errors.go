@@ -10,7 +10,8 @@ import (
 type Code int64
 
 // The error codes that JSON-RPC 2.0 reserves. This package writes only
-// CodeMethodNotFound, CodeInvalidParams and CodeInternalError on its own;
+// CodeMethodNotFound, CodeInvalidParams, CodeInternalError and
+// CodeOverloaded on its own;
 // a handler may return any code in an *Error.
 const (
 	CodeParseError     Code = -32700
@@ -19,6 +20,12 @@ const (
 	CodeInvalidParams  Code = -32602
 	CodeInternalError  Code = -32603
 )
+
+// CodeOverloaded answers a request that found every handler slot taken and
+// the waiting room full (see Options.MaxWaitingRequests): the request was
+// not run, and the peer may send it again later. It is in the range that
+// JSON-RPC 2.0 leaves to servers, clear of the codes MCP and LSP use.
+const CodeOverloaded Code = -32050
 
 // Error is a JSON-RPC error object. A call that the peer answers with an
 // error returns an *Error; a handler that returns an *Error (or an error
@@ -57,6 +64,9 @@ var (
 	// ErrInputEnded ends the calls pending when the peer's input stream
 	// reached its end; no response can arrive after it.
 	ErrInputEnded = errors.New("rpc: input ended")
+	// ErrWriteTimeout ends a connection whose Write made no progress for
+	// Options.WriteTimeout.
+	ErrWriteTimeout = errors.New("rpc: write timed out")
 	// ErrInvalidResult wraps the decoding error of a result that does not
 	// decode into the call's result type.
 	ErrInvalidResult = errors.New("rpc: invalid result")

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -13,7 +14,8 @@ import (
 // frame is a pooled buffer in which one outgoing frame is assembled, so that
 // it can be written with a single Write.
 type frame struct {
-	b []byte
+	b   []byte
+	seq uint64 // the number it was queued with (see writer.withdraw)
 }
 
 // Write appends p to the frame; it lets the go-json Encoder write into it.
@@ -53,14 +55,20 @@ func putFrame(f *frame) {
 }
 
 // appendValue appends the compact JSON encoding of v to f. Taking v by its
-// type, rather than as an interface, saves an allocation per frame.
-func appendValue[T any](f *frame, v T) error {
+// type, rather than as an interface, saves an allocation per frame. A panic
+// in a MarshalJSON method (or in the encoder) is contained and returned as
+// an error, as it is when decoding.
+func appendValue[T any](f *frame, v T) (err error) {
 	n := len(f.b)
-	if err := jsonv2.MarshalWriteOf(f, v, encodeOptions); err != nil {
-		f.b = f.b[:n]
-		return err
-	}
-	return nil
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("encoder panic: %v", p)
+		}
+		if err != nil {
+			f.b = f.b[:n]
+		}
+	}()
+	return jsonv2.MarshalWriteOf(f, v, encodeOptions)
 }
 
 func (f *frame) raw(s string) { f.b = append(f.b, s...) }

@@ -144,7 +144,7 @@ func rpcGoroutines() string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var leaked []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "linerpc/rpc.(*Conn).work") || strings.Contains(g, "linerpc/rpc.(*Conn).tick") {
+		if strings.Contains(g, "linerpc/rpc.") {
 			leaked = append(leaked, g)
 		}
 	}

@@ -33,11 +33,12 @@ func (m Method[P, R]) Name() string { return m.name }
 // the request could not be sent. A context that is already done sends
 // nothing. A result member that is absent leaves R at its zero value.
 //
-// When ctx cannot end (its Done channel is nil, as with
-// context.Background) and c's input has SetReadDeadline, Call may read the
-// response itself, serving whatever else it reads meanwhile, instead of
-// waiting for a goroutine of the Conn to read it (see the package
-// documentation).
+// The request is written, and the response read, by goroutines of the
+// Conn, so that the wait ends with ctx whatever the peer does; a request
+// that no Write has taken yet when ctx ends is not sent. When ctx cannot
+// end (its Done channel is nil, as with context.Background) and c's output
+// has SetWriteDeadline, Call may write its own request when nothing else
+// is being written, which Close can still interrupt.
 func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 	var r R
 	pc, err := call(ctx, c, m.name, m.omitParams, params)
@@ -65,8 +66,14 @@ func NewNotification[P any](name string) Notification[P] {
 func (n Notification[P]) Name() string { return n.name }
 
 // Notify sends the notification n with params on c. It returns once the
-// frame is written, with the write error if it failed, ErrClosed after
-// Close, or ctx.Err() without writing anything when ctx is already done.
+// frame is queued for writing, in order with the Conn's other frames: a
+// stream of notifications is written as fast as the peer reads, several
+// frames to a Write. It waits, with ctx, while the write queue is full
+// (Options.MaxWriteQueue). It returns ErrClosed after Close, the write
+// error once the output has failed, ErrFrameTooLarge for a frame over
+// MaxFrameSize, or ctx.Err() without sending anything when ctx is already
+// done. A frame still queued when the Conn closes is not written: end a
+// connection with Shutdown to have the queued frames written first.
 func (n Notification[P]) Notify(ctx context.Context, c *Conn, params P) error {
 	return notify(ctx, c, n.name, n.omitParams, params)
 }

@@ -1,6 +1,9 @@
 package rpc
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // Default limits of a Conn, used when an Options field is zero.
 const (
@@ -10,6 +13,17 @@ const (
 	// DefaultMaxConcurrentRequests is how many request handlers a Conn runs
 	// at once; further requests wait, in arrival order, for a free slot.
 	DefaultMaxConcurrentRequests = 256
+	// DefaultMaxWaitingRequests is how many requests may wait for a
+	// handler slot; further requests are answered with CodeOverloaded.
+	DefaultMaxWaitingRequests = 1024
+	// DefaultMaxWaitingBytes bounds the lines of the requests waiting for
+	// a handler slot, in bytes; a request that would pass it is answered
+	// with CodeOverloaded (one request may always wait alone).
+	DefaultMaxWaitingBytes = 16 << 20
+	// DefaultMaxWriteQueue bounds the frames waiting to be written, in
+	// bytes; a frame that does not fit waits for room (one larger than the
+	// bound waits for an empty queue and goes alone).
+	DefaultMaxWriteQueue = 1 << 20
 	// MaxDepth is the deepest nesting of arrays and objects a frame may
 	// have; a deeper frame is dropped (DropTooDeep) before any decoder sees
 	// it, so that no recursive decoder can exhaust the goroutine stack.
@@ -34,6 +48,34 @@ type Options struct {
 	// this side's own calls are never held behind them.
 	MaxConcurrentRequests int
 
+	// MaxWaitingRequests bounds how many requests may wait for a handler
+	// slot, and MaxWaitingBytes the total length of their lines. A request
+	// that finds every slot taken and the waiting room full is answered at
+	// once with CodeOverloaded, and reading goes on. Zero means
+	// DefaultMaxWaitingRequests and DefaultMaxWaitingBytes; a negative
+	// MaxWaitingRequests lets no request wait.
+	MaxWaitingRequests int
+	MaxWaitingBytes    int
+
+	// MaxWriteQueue bounds the frames waiting to be written, in bytes. Zero
+	// means DefaultMaxWriteQueue. A caller whose frame does not fit waits
+	// for room with its context; a handler's reply waits with its handler
+	// slot taken; and the read loop waits before it reads on when it has a
+	// reply of its own to queue (method not found, invalid params,
+	// overloaded): a peer that sends requests without reading the replies
+	// is read no further until it does. See the package documentation for
+	// the memory this bounds.
+	MaxWriteQueue int
+
+	// WriteTimeout, when set, ends the connection with ErrWriteTimeout when
+	// a Write makes no progress for that long: a peer that stops reading
+	// is then cut off instead of holding the queued frames and the callers
+	// that wait for room. On a stream with SetWriteDeadline (net.Conn,
+	// os.Pipe files) the Write is interrupted; on any other the
+	// connection ends while the Write goes on until it returns. Zero means
+	// no timeout.
+	WriteTimeout time.Duration
+
 	// OnDrop, when set, is called on the read loop for every line the Conn
 	// ignores, with the reason. It must not block for long: the next line is
 	// read after it returns.
@@ -56,6 +98,37 @@ func (o *Options) maxConcurrentRequests() int {
 		return DefaultMaxConcurrentRequests
 	}
 	return o.MaxConcurrentRequests
+}
+
+func (o *Options) maxWaitingRequests() int {
+	switch {
+	case o == nil || o.MaxWaitingRequests == 0:
+		return DefaultMaxWaitingRequests
+	case o.MaxWaitingRequests < 0:
+		return 0
+	}
+	return o.MaxWaitingRequests
+}
+
+func (o *Options) maxWaitingBytes() int {
+	if o == nil || o.MaxWaitingBytes <= 0 {
+		return DefaultMaxWaitingBytes
+	}
+	return o.MaxWaitingBytes
+}
+
+func (o *Options) maxWriteQueue() int {
+	if o == nil || o.MaxWriteQueue <= 0 {
+		return DefaultMaxWriteQueue
+	}
+	return o.MaxWriteQueue
+}
+
+func (o *Options) writeTimeout() time.Duration {
+	if o == nil || o.WriteTimeout <= 0 {
+		return 0
+	}
+	return o.WriteTimeout
 }
 
 func (o *Options) handler() *Registry {

@@ -2,66 +2,78 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 )
 
 // pendingCalls is the table of this side's calls awaiting a response, keyed
 // by the request id this side allocated.
 //
 // Invariant: a call is settled exactly once, by whoever removes it from the
-// table (the response, its context, the end of the connection, or a failed
-// write); the remover owns it until it signals done.
+// table (the response, its context, the end of the connection, or a frame
+// that could not be sent); the remover owns it until it signals done.
+type pendingCalls struct {
+	mu     sync.Mutex
+	calls  map[uint64]*pendingCall
+	nextID uint64
+	// started says Start was called: before it, no response could be
+	// read, and a call fails at once with ErrNotStarted.
+	started bool
+	ended   error // set when the connection ended: no call is added after it
+	// free keeps released calls for reuse. It belongs to the Conn rather
+	// than to a package-wide pool, so that a call's channel never passes
+	// from one Conn to another (a channel made inside a testing/synctest
+	// bubble must stay in it).
+	free []*pendingCall
+}
+
 type pendingCall struct {
-	done chan struct{} // buffered: the settler never blocks
+	owner *pendingCalls
+	done  chan struct{} // buffered: the settler never blocks
 	// result is a copy of the raw result, which the caller decodes on its
 	// own goroutine: into a value on its stack, and in parallel with other
 	// callers rather than on the read loop.
 	result    []byte
 	hasResult bool // the response had a result member
 	err       error
-
-	// canLead says the caller may lead the read loop while it waits (see
-	// call); lead is the lead, when it came to the caller with the
-	// response (see handleResponse).
-	canLead bool
-	lead    *reader
-	parked  atomic.Bool // the caller has nothing left to do but wait
 }
 
-// maxPooledResult bounds the result buffer a pooled call keeps.
-const maxPooledResult = 64 << 10
-
-type pendingCalls struct {
-	mu     sync.Mutex
-	calls  map[uint64]*pendingCall
-	nextID uint64
-	ended  error // set when the connection ended: no call is added after it
-}
-
-var pendingPool = sync.Pool{New: func() any {
-	return &pendingCall{done: make(chan struct{}, 1)}
-}}
+// maxPooledResult bounds the result buffer a pooled call keeps, and
+// maxFreeCalls the calls a Conn keeps for reuse.
+const (
+	maxPooledResult = 64 << 10
+	maxFreeCalls    = 64
+)
 
 func (p *pendingCalls) init() { p.calls = make(map[uint64]*pendingCall) }
 
 // add registers a call and returns its id.
-func (p *pendingCalls) add(canLead bool) (uint64, *pendingCall, error) {
-	pc := pendingPool.Get().(*pendingCall)
-	pc.canLead = canLead
+func (p *pendingCalls) add() (uint64, *pendingCall, error) {
 	p.mu.Lock()
-	if p.ended != nil {
+	defer p.mu.Unlock()
+	if p.ended != nil || !p.started {
 		err := p.ended
-		p.mu.Unlock()
-		pendingPool.Put(pc)
+		if err == nil {
+			err = ErrNotStarted
+		}
 		return 0, nil, err
 	}
+	pc := p.get()
 	p.nextID++
 	id := p.nextID
 	p.calls[id] = pc
-	p.mu.Unlock()
 	return id, pc, nil
+}
+
+// get returns a free call, or a new one. Called with mu held.
+func (p *pendingCalls) get() *pendingCall {
+	if n := len(p.free); n > 0 {
+		pc := p.free[n-1]
+		p.free = p.free[:n-1]
+		return pc
+	}
+	return &pendingCall{owner: p, done: make(chan struct{}, 1)}
 }
 
 // take removes the call with the given id and returns it, or nil when no
@@ -76,11 +88,11 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 	return pc
 }
 
-// waiting reports whether calls are pending.
-func (p *pendingCalls) waiting() bool {
+// start lets calls be added.
+func (p *pendingCalls) start() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.calls) > 0
+	p.started = true
+	p.mu.Unlock()
 }
 
 // settle ends a call taken from the table.
@@ -88,10 +100,6 @@ func (pc *pendingCall) settle(err error) {
 	pc.err = err
 	pc.done <- struct{}{}
 }
-
-// isSettled tells a caller that leads the read loop that its call was
-// settled, without taking the outcome (call receives it from done).
-func (pc *pendingCall) isSettled() bool { return len(pc.done) > 0 }
 
 // failAll ends every pending call with err and refuses new ones.
 func (p *pendingCalls) failAll(err error) {
@@ -105,23 +113,36 @@ func (p *pendingCalls) failAll(err error) {
 	}
 }
 
+// ErrNotStarted is returned by a call on a Conn whose Start was never
+// called: nothing would ever read its response.
+var ErrNotStarted = errors.New("rpc: call on a Conn that was not started (call Start first)")
+
+// ErrFrameTooLarge is returned when a frame to send is longer than
+// Options.MaxFrameSize: the peer would drop it unread. Nothing is sent.
+var ErrFrameTooLarge = errors.New("rpc: frame larger than the maximum frame size")
+
 // call sends a request and waits for its outcome. On success it returns
 // the settled call, whose raw result the caller decodes before it calls
 // release.
+//
+// The caller's goroutine only encodes and queues its frame, and waits: the
+// frame is written, and the response read, by goroutines of the Conn. So
+// the wait ends with ctx whatever the peer does, and a frame that no Write
+// has taken yet is withdrawn.
 func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) (*pendingCall, error) {
+	if c == nil {
+		panic(fmt.Sprintf("rpc: call of %q on a nil *Conn", method))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// A caller that waits for as long as it takes may wait by reading:
-	// when the lead of the read loop lies free, it takes it and reads its
-	// response itself, which spares the wake-up of a goroutine that would
-	// read it and of the caller. It needs a stream whose reads Close can
-	// interrupt, and a context that cannot end, since a read in progress
-	// cannot be abandoned.
-	canLead := ctx.Done() == nil && c.deadline != nil
-	id, pc, err := c.pending.add(canLead)
+	id, pc, err := c.pending.add()
 	if err != nil {
 		return nil, err
+	}
+	if rc := c.handlerCall(ctx); rc != nil {
+		c.callStarted(rc) // a handler waits for its own peer: see slots.go
+		defer c.callEnded(rc)
 	}
 	f := getFrame()
 	f.request(id, method)
@@ -133,52 +154,43 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 		}
 	}
 	f.end()
-	err = c.write(f.b)
-	putFrame(f)
+	seq, err := c.send(ctx, f)
 	if err != nil {
 		return c.abandon(id, pc, err)
 	}
-	if canLead {
-		if rd := c.takeFreeLead(); rd != nil {
-			c.leadFor(rd, pc)
-		}
-		// Only now may the lead come to the caller with the response: not
-		// while it writes, for instance, the frames that queued behind its
-		// own, to a peer that stopped reading until they are read.
-		pc.parked.Store(true)
-	}
 	select {
 	case <-pc.done:
+		return settled(pc)
 	case <-ctx.Done():
+		if c.out.withdraw(f, seq) {
+			putFrame(f)
+		}
 		return c.abandon(id, pc, ctx.Err())
 	}
-	if rd := pc.lead; rd != nil {
-		pc.lead = nil
-		c.leaveLead(rd)
-	}
-	return settled(pc)
 }
 
-// leadFor leads the read loop for a caller until its call is settled.
-func (c *Conn) leadFor(rd *reader, pc *pendingCall) {
-	if c.lead(rd, pc) == leadSettled {
-		c.leaveLead(rd)
-		return
+// send writes a frame of a caller's (see call and notify), once it has
+// checked its size: it queues it, or, when the caller's context cannot end,
+// may write it on the caller's goroutine (see writer.writeOwn). It returns
+// the frame's queue number, 0 when the frame is no longer queued; on
+// error, or when it wrote the frame itself, it has given the frame back
+// to the pool.
+func (c *Conn) send(ctx context.Context, f *frame) (seq uint64, err error) {
+	if len(f.b)-1 > c.maxFrameSize {
+		putFrame(f)
+		return 0, fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
 	}
-	c.running.Done() // the lead passed on, or reading ended
-}
-
-// leaveLead gives up the lead a caller holds once its call is settled: to a
-// goroutine of the Conn when there is work for the read loop (lines read,
-// replies posted, other calls waiting for responses), else by leaving it
-// free for the next caller (see releaseLead).
-func (c *Conn) leaveLead(rd *reader) {
-	if rd.lines.HasLine() || c.out.pending() || c.pending.waiting() {
-		c.passLead(rd)
-		c.running.Done()
-		return
+	if ctx.Done() == nil {
+		if ok, err := c.out.writeOwn(c, f); ok {
+			putFrame(f)
+			return 0, err
+		}
 	}
-	c.releaseLead(rd)
+	seq, err = c.out.enqueue(c, ctx, f, false)
+	if err != nil {
+		putFrame(f)
+	}
+	return seq, err
 }
 
 // abandon ends the call with err unless another settler took it first, in
@@ -215,15 +227,19 @@ func decodeResult[R any](pc *pendingCall, r *R) error {
 	return nil
 }
 
-// release returns a call to the pool.
+// release gives a settled call back to its Conn for reuse.
 func release(pc *pendingCall) {
-	pc.err, pc.hasResult, pc.lead = nil, false, nil
-	pc.parked.Store(false)
+	pc.err, pc.hasResult = nil, false
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
 	pc.result = pc.result[:0]
-	pendingPool.Put(pc)
+	p := pc.owner
+	p.mu.Lock()
+	if len(p.free) < maxFreeCalls {
+		p.free = append(p.free, pc)
+	}
+	p.mu.Unlock()
 }
 
 // Call sends a request for method with params and decodes the result into
@@ -247,24 +263,30 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // Notify sends the notification method with params, for methods known only
 // at run time; prefer Notification.Notify. A nil params omits the params
-// member.
+// member. It returns as Notification.Notify does.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return notify(ctx, c, method, params == nil, params)
 }
 
+// notify sends a notification: it returns once the frame is queued (see
+// Notification.Notify).
 func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
+	if c == nil {
+		panic(fmt.Sprintf("rpc: notification %q on a nil *Conn (is the context a handler's? see ConnFromContext)", method))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	f := getFrame()
-	defer putFrame(f)
 	f.notification(method)
 	if !omitParams {
 		f.raw(`,"params":`)
 		if err := appendValue(f, params); err != nil {
+			putFrame(f)
 			return fmt.Errorf("rpc: encoding params of %q: %w", method, err)
 		}
 	}
 	f.end()
-	return c.write(f.b)
+	_, err := c.send(ctx, f)
+	return err
 }

@@ -24,14 +24,12 @@ type registryView struct {
 	unknownNotification func(ctx context.Context, method string, params json.RawMessage)
 }
 
-// entry knows how to decode, run and answer one method. The functions run
-// on the read loop; params aliases the line, so they decode it before they
-// return.
+// entry knows how to decode one method's frames into tasks. The functions
+// run on the read loop; params aliases the line, so they decode it before
+// they return. Their errors are those of decodeParamsOf.
 type entry struct {
-	// request decodes a request into a task; a nil task was answered
-	// already, or, with a malformedParams error, is to be dropped.
-	request      func(c *Conn, id []byte, params paramsIn) (task, error)
-	notification func(c *Conn, params paramsIn) error
+	request      func(id []byte, params paramsIn) (task, error)
+	notification func(params paramsIn) (task, error)
 }
 
 // NewRegistry returns an empty Registry.
@@ -66,6 +64,9 @@ func (r *Registry) update(change func(v *registryView)) {
 }
 
 func (r *Registry) add(name string, e *entry) {
+	if r == nil {
+		panic(fmt.Sprintf("rpc: handler for %q registered on a nil *Registry (use NewRegistry)", name))
+	}
 	r.update(func(v *registryView) {
 		if _, dup := v.methods[name]; dup {
 			panic(fmt.Sprintf("rpc: method %q registered twice", name))
@@ -75,28 +76,25 @@ func (r *Registry) add(name string, e *entry) {
 }
 
 // Handle registers h as the handler of the request method m. The params of
-// each request are decoded into P on the read loop; h then runs on its own
-// goroutine (see Options.MaxConcurrentRequests) with a context that Close
-// cancels, and its result is sent as the response. A returned *Error is
-// sent as is; any other error is sent as CodeInternalError with the error's
-// text. Params that do not decode into P are answered with
-// CodeInvalidParams without calling h. A panic in h is recovered and
-// answered with CodeInternalError; the connection lives on.
+// each request are decoded into P on the read loop; h then runs on a
+// goroutine of the Conn (at most Options.MaxConcurrentRequests at once),
+// with a context that Close cancels, and its result is sent as the
+// response. A returned *Error is sent as is; any other error is sent as
+// CodeInternalError with the error's text. Params that do not decode into
+// P are answered with CodeInvalidParams without calling h. A panic in h,
+// or in the encoding of its result, is recovered and answered with
+// CodeInternalError; the connection lives on.
 func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{request: func(c *Conn, id []byte, params paramsIn) (task, error) {
+	reg.add(m.name, &entry{request: func(id []byte, params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
 		if err := decodeParamsOf(params, &t.params, m.omitParams); err != nil {
 			t.params = *new(P)
 			pool.Put(t)
-			if _, bad := err.(malformedParams); bad {
-				return nil, err
-			}
-			c.writeError(true, id, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
-			return nil, nil
+			return nil, err
 		}
 		t.handler, t.method, t.pool = h, m.name, pool
 		t.id = append(t.id[:0], id...)
@@ -115,14 +113,16 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
-	reg.add(n.name, &entry{notification: func(c *Conn, params paramsIn) error {
-		var p P
-		if err := decodeParamsOf(params, &p, n.omitParams); err != nil {
-			return err
+	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
+	reg.add(n.name, &entry{notification: func(params paramsIn) (task, error) {
+		t := pool.Get().(*notificationTask[P])
+		if err := decodeParamsOf(params, &t.params, n.omitParams); err != nil {
+			t.params = *new(P)
+			pool.Put(t)
+			return nil, err
 		}
-		defer c.recoverNotification(n.name)
-		h(c.ctx, p)
-		return nil
+		t.handler, t.method, t.pool = h, n.name, pool
+		return t, nil
 	}})
 }
 
@@ -132,6 +132,9 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 // (nil when absent) and runs like a request handler; its result is encoded
 // with JSON and sent, and its error is answered as Handle describes.
 func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, params json.RawMessage) (any, error)) {
+	if r == nil {
+		panic("rpc: HandleUnknown on a nil *Registry (use NewRegistry)")
+	}
 	if h == nil {
 		panic("rpc: nil handler for unknown methods")
 	}
@@ -149,6 +152,9 @@ func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, para
 // order, like other notification handlers. params is valid only during the
 // call.
 func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method string, params json.RawMessage)) {
+	if r == nil {
+		panic("rpc: HandleUnknownNotification on a nil *Registry (use NewRegistry)")
+	}
 	if h == nil {
 		panic("rpc: nil handler for unknown notifications")
 	}

@@ -20,10 +20,12 @@ type requestTask[P, R any] struct {
 	pool    *sync.Pool
 }
 
-func (t *requestTask[P, R]) run(c *Conn, leading bool) {
-	serveRequest(c, leading, t.id, t.method, t.handler, t.params)
+func (t *requestTask[P, R]) run(c *Conn, ctx context.Context) {
+	serveRequest(c, ctx, t.id, t.method, t.handler, t.params)
 	t.discard()
 }
+
+func (t *requestTask[P, R]) requestID() []byte { return t.id }
 
 func (t *requestTask[P, R]) discard() {
 	t.params = *new(P)
@@ -32,29 +34,28 @@ func (t *requestTask[P, R]) discard() {
 }
 
 // serveRequest runs a request handler and answers the request id with its
-// result, its error, or CodeInternalError when it panicked. leading says
-// that the goroutine leads the read loop (see Conn.reply).
-func serveRequest[P, R any](c *Conn, leading bool, id []byte, method string, h func(context.Context, P) (R, error), p P) {
-	r, err, panicked := callHandler(c, method, h, p)
+// result, its error, or CodeInternalError when it panicked.
+func serveRequest[P, R any](c *Conn, ctx context.Context, id []byte, method string, h func(context.Context, P) (R, error), p P) {
+	r, err, panicked := callHandler(c, ctx, method, h, p)
 	switch {
 	case panicked:
-		c.writeError(leading, id, panicError)
+		c.replyError(id, panicError, true)
 	case err != nil:
-		c.writeError(leading, id, wireError(err))
+		c.replyError(id, wireError(err), true)
 	default:
-		writeResult(c, leading, id, method, r)
+		replyResult(c, id, method, r)
 	}
 }
 
 // callHandler runs a handler, containing a panic.
-func callHandler[P, R any](c *Conn, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
+func callHandler[P, R any](c *Conn, ctx context.Context, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = true
 			c.logPanic(method, v)
 		}
 	}()
-	r, err = h(c.ctx, p)
+	r, err = h(ctx, p)
 	return r, err, false
 }
 
@@ -70,12 +71,37 @@ type unknownTask struct {
 	id      []byte
 }
 
-func (t *unknownTask) run(c *Conn, leading bool) {
+func (t *unknownTask) run(c *Conn, ctx context.Context) {
 	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	serveRequest(c, leading, t.id, t.method, h, t.params)
+	serveRequest(c, ctx, t.id, t.method, h, t.params)
 }
 
-func (t *unknownTask) discard() {}
+func (t *unknownTask) discard()          {}
+func (t *unknownTask) requestID() []byte { return t.id }
+
+// notificationTask is a notification for a handler registered with
+// HandleNotification, with its params decoded; it runs on the read loop.
+type notificationTask[P any] struct {
+	handler func(context.Context, P)
+	method  string
+	params  P
+	pool    *sync.Pool
+}
+
+func (t *notificationTask[P]) run(c *Conn, ctx context.Context) {
+	func() {
+		defer c.recoverNotification(t.method)
+		t.handler(ctx, t.params)
+	}()
+	t.discard()
+}
+
+func (t *notificationTask[P]) requestID() []byte { return nil }
+
+func (t *notificationTask[P]) discard() {
+	t.params = *new(P)
+	t.pool.Put(t)
+}
 
 // wireError returns the error object that answers a handler's error.
 func wireError(err error) *Error {
@@ -86,44 +112,51 @@ func wireError(err error) *Error {
 	return &Error{Code: CodeInternalError, Message: err.Error()}
 }
 
-// writeResult answers the request id with the handler's result.
-func writeResult[R any](c *Conn, leading bool, id []byte, method string, result R) {
+// errTooLargeReply answers a request whose result encodes to a frame longer
+// than MaxFrameSize, which the peer would drop.
+var errTooLargeReply = &Error{Code: CodeInternalError, Message: "internal error: the result is larger than the maximum frame size"}
+
+// replyResult answers the request id with the handler's result, on the
+// handler's goroutine.
+func replyResult[R any](c *Conn, id []byte, method string, result R) {
 	f := getFrame()
-	defer putFrame(f)
 	f.response(id)
 	f.raw(`,"result":`)
-	if err := appendValue(f, result); err != nil {
-		f.b = f.b[:0]
-		c.logError("encoding the result failed", method, err)
-		f.response(id)
-		f.errorObject(&Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"})
+	err := appendValue(f, result)
+	if err == nil {
+		f.end()
+		if len(f.b)-1 <= c.maxFrameSize {
+			c.reply(f, true)
+			return
+		}
+		err = fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, len(f.b)-1)
 	}
-	f.end()
-	c.reply(leading, f.b)
+	putFrame(f)
+	c.logError("encoding the result failed", method, err)
+	e := &Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"}
+	if errors.Is(err, ErrFrameTooLarge) {
+		e = errTooLargeReply
+	}
+	c.replyError(id, e, true)
 }
 
-// writeError answers the request id with the error object e.
-func (c *Conn) writeError(leading bool, id []byte, e *Error) {
+// replyError answers the request id with the error object e; handler says
+// that the goroutine is a handler's, which writes the reply itself (the
+// read loop has a Write started on another goroutine).
+func (c *Conn) replyError(id []byte, e *Error, handler bool) {
 	f := getFrame()
-	defer putFrame(f)
 	f.response(id)
 	f.errorObject(e)
 	f.end()
-	c.reply(leading, f.b)
+	c.reply(f, handler)
 }
 
-// reply sends a response frame. The goroutine leading the read loop posts
-// it, to go out with the others of a burst when it next flushes (before it
-// waits for input); any other goroutine writes it at once. The peer learns
-// nothing of a failure; it is logged.
-func (c *Conn) reply(leading bool, frame []byte) {
-	var err error
-	if leading {
-		err = c.out.post(frame)
-	} else {
-		err = c.out.write(frame)
-	}
-	if err != nil {
+// reply queues a response frame, waiting for room as long as the
+// connection lives (see writer). The peer learns nothing of a failure; it
+// is logged.
+func (c *Conn) reply(f *frame, handler bool) {
+	if _, err := c.out.enqueue(c, nil, f, handler); err != nil {
+		putFrame(f)
 		c.logWriteError(err)
 	}
 }
@@ -149,6 +182,6 @@ func (c *Conn) logError(msg, method string, err error) {
 
 func (c *Conn) logWriteError(err error) {
 	if c.log != nil && !errors.Is(err, ErrClosed) {
-		c.log.Error("rpc: writing a response failed", slog.Any("error", err))
+		c.log.Error("rpc: writing a response failed", slog.String("error", err.Error()))
 	}
 }

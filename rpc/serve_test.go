@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,7 +152,8 @@ func TestConcurrentRequestsAreBounded(t *testing.T) {
 }
 
 // A side whose handler slots are all busy still reads the responses to its
-// own calls: here the only handler waits for a call to the peer.
+// own calls: here the only slot's handler waits for a call to the peer,
+// and lends its slot meanwhile to the request that waits for one.
 func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
@@ -161,13 +163,33 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
 	p.send(`{"jsonrpc":"2.0","id":"o1","method":"echo","params":{"text":"a"}}`)
-	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // queued
-	id, _ := p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"A"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`)
-	id, _ = p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"B"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"o2","result":{"echo":"outer B"}}`)
+	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // waits for the slot
+	// The inner calls are answered as they come; the replies follow.
+	got := map[string]bool{}
+	for len(got) < 2 {
+		line := p.next()
+		var f struct {
+			ID     json.RawMessage
+			Method string
+			Params echoParams
+		}
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Method == "" {
+			got[line] = true
+			continue
+		}
+		text := strings.ToUpper(strings.TrimPrefix(f.Params.Text, "inner "))
+		p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":{"echo":"` + text + `"}}`)
+	}
+	want := map[string]bool{
+		`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`: true,
+		`{"jsonrpc":"2.0","id":"o2","result":{"echo":"outer B"}}`: true,
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("replies %v, want %v", got, want)
+	}
 }
 
 func TestNotificationDrops(t *testing.T) {
@@ -292,7 +314,7 @@ func TestConcurrentWritersNeverInterleave(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	c.Close()
+	c.Shutdown(context.Background()) // writes what is queued
 	frames := 0
 	perSender := map[byte]int{}
 	for _, b := range w.writes {

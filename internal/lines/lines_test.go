@@ -107,9 +107,9 @@ func TestReaderSkipsOversizeLinesInBoundedMemory(t *testing.T) {
 }
 
 func TestReaderGrowsUpToTheLimitAndShrinksBack(t *testing.T) {
-	long := strings.Repeat("y", 3*MinBuffer)
+	long := strings.Repeat("y", 3*ReadChunk)
 	input := long + "\nshort\n"
-	r := NewReader(iotest.OneByteReader(strings.NewReader(input+strings.Repeat("z\n", 2*keepLargeRefills))), 4*MinBuffer)
+	r := NewReader(iotest.OneByteReader(strings.NewReader(input+strings.Repeat("z\n", 2*keepLargeRefills))), 4*ReadChunk)
 	ev, _, err := r.Next()
 	if err != nil || string(ev.Line) != long {
 		t.Fatalf("long line: %v", err)
@@ -118,7 +118,7 @@ func TestReaderGrowsUpToTheLimitAndShrinksBack(t *testing.T) {
 	if err != nil || string(ev.Line) != "short" {
 		t.Fatalf("short line: %q %v", ev.Line, err)
 	}
-	if len(r.buf) <= MinBuffer {
+	if len(r.buf) <= ReadChunk {
 		t.Fatal("the grown buffer was dropped at once; a stream of long frames would regrow it every time")
 	}
 	for {
@@ -169,5 +169,49 @@ func (zeroReader) Read([]byte) (int, error) { return 0, nil }
 func TestReaderGivesUpOnAReaderThatMakesNoProgress(t *testing.T) {
 	if _, _, err := NewReader(zeroReader{}, 10).Next(); !errors.Is(err, io.ErrNoProgress) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// chunkReader returns its input in reads of at most n bytes.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), c.n, len(c.data))
+	copy(p, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
+
+func TestReaderBufferFollowsTheTraffic(t *testing.T) {
+	line := strings.Repeat("b", 100) + "\n"
+	busy := &chunkReader{data: []byte(strings.Repeat(line, 4000)), n: 1 << 30}
+	r := NewReader(busy, 1<<20)
+	if len(r.buf) != MinBuffer {
+		t.Fatalf("a new Reader holds %d bytes, want %d", len(r.buf), MinBuffer)
+	}
+	for range 3000 {
+		if _, _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.buf) != ReadChunk {
+		t.Fatalf("under load the buffer is %d bytes, want %d", len(r.buf), ReadChunk)
+	}
+	// The input now comes a line per read: the buffer goes back to rest.
+	r.r = &chunkReader{data: []byte(strings.Repeat(line, 10)), n: len(line)}
+	r.err = nil
+	for {
+		if _, _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if len(r.buf) != MinBuffer {
+		t.Fatalf("after light traffic the buffer is %d bytes, want %d", len(r.buf), MinBuffer)
 	}
 }

@@ -8,9 +8,18 @@ import (
 	"io"
 )
 
-// MinBuffer is the size of the read buffer a Reader starts with and returns
-// to after it had to grow for a long line.
-const MinBuffer = 64 << 10
+// The read buffer grows with traffic and is given back when traffic is
+// light: a Reader starts with MinBuffer bytes, grows towards ReadChunk while
+// its reads fill the buffer, grows further (up to the line limit) only to
+// hold a long line, and returns to MinBuffer once the input comes in small
+// reads again. So an idle connection holds a few KiB, and a busy one reads
+// in large chunks.
+const (
+	// MinBuffer is the size of the read buffer of a Reader at rest.
+	MinBuffer = 4 << 10
+	// ReadChunk is the size the buffer grows to while reads fill it.
+	ReadChunk = 64 << 10
+)
 
 // Reader reads LF-terminated lines from an io.Reader. Lines that fit its
 // buffer are returned as sub-slices of it, valid until the next call to Next.
@@ -23,9 +32,13 @@ type Reader struct {
 	scanned    int // buf[start:start+scanned] is known to hold no LF
 	err        error
 	// keepLarge counts down the refills for which a buffer grown beyond
-	// MinBuffer is kept after its long line is gone: a stream of large
+	// ReadChunk is kept after its long line is gone: a stream of large
 	// frames keeps one buffer instead of growing a new one per frame.
 	keepLarge int
+	// What the previous Read returned: its count, and whether it filled
+	// all the room it was given.
+	lastRead int
+	lastFull bool
 }
 
 // keepLargeRefills is how many refills a grown buffer survives unused.
@@ -56,7 +69,7 @@ func (r *Reader) Next() (ev Event, tail int, err error) {
 		if i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n'); i >= 0 {
 			n := r.scanned + i
 			line := r.buf[r.start : r.start+n]
-			if n >= MinBuffer {
+			if n >= ReadChunk {
 				r.keepLarge = keepLargeRefills
 			}
 			r.start += n + 1
@@ -88,31 +101,31 @@ func (r *Reader) fill() error {
 	}
 	if r.start == r.end {
 		r.start, r.end = 0, 0
-		if len(r.buf) > MinBuffer {
-			if r.keepLarge--; r.keepLarge <= 0 {
-				// Long lines stopped coming: do not keep the memory.
-				r.buf = make([]byte, min(MinBuffer, r.max+1))
-			}
-		}
+		r.resize()
 	}
 	if r.end == len(r.buf) {
-		if r.start > 0 {
-			r.end = copy(r.buf, r.buf[r.start:r.end])
-			r.start = 0
-		} else {
+		// A partial line reaches the end of the buffer: move it to the
+		// front, or grow the buffer when the line fills it or when reads
+		// keep filling it (busy input reads in larger chunks).
+		grow := r.start == 0 || r.lastFull && len(r.buf) < ReadChunk
+		if grow && len(r.buf) <= r.max {
 			nb := make([]byte, min(4*len(r.buf), r.max+1))
 			r.end = copy(nb, r.buf[r.start:r.end])
-			r.start = 0
 			r.buf = nb
+		} else {
+			r.end = copy(r.buf, r.buf[r.start:r.end])
 		}
+		r.start = 0
 	}
 	for empty := 0; ; empty++ {
+		room := len(r.buf) - r.end
 		n, err := r.r.Read(r.buf[r.end:])
-		if n < 0 || n > len(r.buf)-r.end {
+		if n < 0 || n > room {
 			r.err = errors.New("lines: reader returned an invalid count")
 			return r.err
 		}
 		r.end += n
+		r.lastRead, r.lastFull = n, n == room
 		if err != nil {
 			r.err = err
 			if n > 0 {
@@ -127,6 +140,28 @@ func (r *Reader) fill() error {
 			r.err = io.ErrNoProgress
 			return r.err
 		}
+	}
+}
+
+// resize adapts the size of the empty buffer to the traffic, before a
+// read: a buffer grown for long lines is kept for keepLargeRefills reads
+// after they stop; one that the last read filled grows towards ReadChunk;
+// one that the last read used little of goes back to MinBuffer.
+func (r *Reader) resize() {
+	n := len(r.buf)
+	switch {
+	case n > ReadChunk:
+		if r.keepLarge--; r.keepLarge <= 0 {
+			n = MinBuffer // long lines stopped coming: do not keep the memory
+		}
+	case r.lastFull && n < ReadChunk:
+		n = min(4*n, ReadChunk)
+	case r.lastRead < n/8:
+		n = MinBuffer
+	}
+	n = min(n, r.max+1)
+	if n != len(r.buf) {
+		r.buf = make([]byte, n)
 	}
 }
 

@@ -1,0 +1,301 @@
+package rpc_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// The flood tests hold a Conn to the memory bound of the package
+// documentation: whatever the peer sends, and whether or not it reads,
+// the Conn holds at most about
+//
+//	2×MaxFrameSize + MaxWriteQueue + MaxWaitingBytes
+//	  + MaxConcurrentRequests × (a request's decoded params and its reply)
+//
+// Each floods a Conn inside a synctest bubble until everything in it is
+// blocked (synctest.Wait), which is where the Conn holds the most, then
+// measures the live heap against that formula, then lets the flood drain
+// and checks that nothing was lost.
+
+// liveHeap returns the bytes of live heap objects, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC() // the second empties the pools' victim caches
+
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// memoryBound is the formula above for opts, with reply as the size of
+// one request's params and reply, plus 1 MiB for the test's own state.
+func memoryBound(opts *rpc.Options, reply int) int64 {
+	slots := opts.MaxConcurrentRequests
+	if slots == 0 {
+		slots = rpc.DefaultMaxConcurrentRequests
+	}
+	return int64(2*opts.MaxFrameSize+opts.MaxWriteQueue+opts.MaxWaitingBytes+slots*reply) + 1<<20
+}
+
+type floodParams struct{ Data string }
+type floodResult struct{ Data string }
+
+var flood = rpc.NewMethod[floodParams, floodResult]("flood")
+
+// kib is the payload of the flood frames.
+var kib = strings.Repeat("x", 1<<10)
+
+func floodRequest(i int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"flood","params":{"Data":%q}}`+"\n", i, kib)
+}
+
+// replyCounts reads n responses and counts results and overloaded errors,
+// failing on anything else.
+func replyCounts(t *testing.T, r *bufio.Reader, n int) (results, overloaded int) {
+	t.Helper()
+	for range n {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("after %d replies: %v", results+overloaded, err)
+		}
+		var f struct {
+			Result *floodResult
+			Error  *struct{ Code int }
+		}
+		if err := json.Unmarshal(line, &f); err != nil {
+			t.Fatalf("reply %q: %v", line, err)
+		}
+		switch {
+		case f.Result != nil && f.Result.Data == kib:
+			results++
+		case f.Error != nil && f.Error.Code == int(rpc.CodeOverloaded):
+			overloaded++
+		default:
+			t.Fatalf("unexpected reply %.200s", line)
+		}
+	}
+	return results, overloaded
+}
+
+// pipes returns the two ends' streams: the Conn reads connIn and writes
+// connOut; the peer writes peerOut and reads peerIn.
+func pipes() (connIn *io.PipeReader, peerOut *io.PipeWriter, peerIn *io.PipeReader, connOut *io.PipeWriter) {
+	connIn, peerOut = io.Pipe()
+	peerIn, connOut = io.Pipe()
+	return
+}
+
+// A peer that sends requests and never reads the replies: once the write
+// queue, the handler slots and the waiting room are full, the Conn stops
+// reading until the peer reads again; then every request is answered.
+func TestFloodFromAPeerThatDoesNotRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20000
+		reg := rpc.NewRegistry()
+		rpc.Handle(reg, flood, func(ctx context.Context, p floodParams) (floodResult, error) {
+			return floodResult(p), nil
+		})
+		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 1 << 20, MaxWaitingBytes: 256 << 10}
+		connIn, peerOut, peerIn, connOut := pipes()
+		c := rpc.NewConn(connIn, connOut, opts)
+		base := liveHeap()
+		c.Start()
+		var sent atomic.Int64
+		go func() {
+			for i := range n {
+				if _, err := io.WriteString(peerOut, floodRequest(i+1)); err != nil {
+					return
+				}
+				sent.Add(1)
+			}
+		}()
+		synctest.Wait() // the peer is blocked in Write: the Conn stopped reading
+		held, bound := liveHeap()-base, memoryBound(opts, 4<<10)
+		t.Logf("paused after %d of %d requests, holding %d KiB (bound %d KiB)", sent.Load(), n, held>>10, bound>>10)
+		if sent.Load() == n {
+			t.Fatal("the Conn read every request although the peer read nothing")
+		}
+		if held > bound {
+			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
+		}
+		results, overloaded := replyCounts(t, bufio.NewReader(peerIn), n)
+		t.Logf("%d results, %d overloaded", results, overloaded)
+		c.Close()
+		peerOut.Close()
+		peerIn.Close()
+		c.Wait()
+	})
+}
+
+// Handlers that block: requests beyond the slots and the waiting room are
+// answered CodeOverloaded at once, and reading goes on.
+func TestFloodOfRequestsToBlockedHandlers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, slots, room = 5000, 16, 64
+		reg := rpc.NewRegistry()
+		rpc.Handle(reg, flood, func(ctx context.Context, p floodParams) (floodResult, error) {
+			<-ctx.Done()
+			return floodResult{}, ctx.Err()
+		})
+		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 64 << 10,
+			MaxConcurrentRequests: slots, MaxWaitingRequests: room, MaxWaitingBytes: 1 << 20}
+		connIn, peerOut, peerIn, connOut := pipes()
+		c := rpc.NewConn(connIn, connOut, opts)
+		base := liveHeap()
+		c.Start()
+		replies := make(chan [2]int, 1)
+		go func() {
+			r, o := replyCounts(t, bufio.NewReader(peerIn), n-slots-room)
+			replies <- [2]int{r, o}
+		}()
+		for i := range n {
+			if _, err := io.WriteString(peerOut, floodRequest(i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := <-replies
+		synctest.Wait()
+		held, bound := liveHeap()-base, memoryBound(opts, 4<<10)
+		t.Logf("%d requests: %d overloaded, holding %d KiB (bound %d KiB)", n, got[1], held>>10, bound>>10)
+		if got != [2]int{0, n - slots - room} {
+			t.Fatalf("replies (results, overloaded) = %v, want %v", got, [2]int{0, n - slots - room})
+		}
+		if held > bound {
+			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
+		}
+		c.Close()
+		peerOut.Close()
+		peerIn.Close()
+		c.Wait()
+	})
+}
+
+// A notification handler that blocks holds the read loop: the peer's
+// notifications wait in the peer, not in the Conn, and all arrive, in
+// order, once it returns.
+func TestFloodOfNotificationsToASlowHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20000
+		note := rpc.NewNotification[floodParams]("note")
+		release := make(chan struct{})
+		var got atomic.Int64
+		var misordered atomic.Bool
+		reg := rpc.NewRegistry()
+		rpc.HandleNotification(reg, note, func(ctx context.Context, p floodParams) {
+			<-release
+			if !strings.HasPrefix(p.Data, fmt.Sprint(got.Load(), ":")) {
+				misordered.Store(true)
+			}
+			got.Add(1)
+		})
+		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 64 << 10, MaxWaitingBytes: 64 << 10}
+		connIn, peerOut, peerIn, connOut := pipes()
+		c := rpc.NewConn(connIn, connOut, opts)
+		base := liveHeap()
+		c.Start()
+		var sent atomic.Int64
+		go func() {
+			for i := range n {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"Data":"%d:%s"}}`+"\n", i, kib)
+				if _, err := io.WriteString(peerOut, line); err != nil {
+					return
+				}
+				sent.Add(1)
+			}
+			peerOut.Close()
+		}()
+		synctest.Wait()
+		held, bound := liveHeap()-base, memoryBound(opts, 0)
+		t.Logf("held after %d of %d notifications: %d KiB (bound %d KiB)", sent.Load(), n, held>>10, bound>>10)
+		if held > bound {
+			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
+		}
+		close(release)
+		if err := c.Wait(); err != rpc.ErrInputEnded {
+			t.Fatalf("Wait = %v", err)
+		}
+		if got.Load() != n || misordered.Load() {
+			t.Fatalf("%d of %d notifications delivered, misordered %v", got.Load(), n, misordered.Load())
+		}
+		peerIn.Close()
+	})
+}
+
+// Huge responses that match no call, and lines over the limit, cost no
+// more than the frame limit, and the Conn keeps serving.
+func TestFloodOfHugeUnmatchedResponses(t *testing.T) {
+	const frameLimit = 1 << 20
+	unmatched := fmt.Sprintf(`{"jsonrpc":"2.0","id":1000,"result":%q}`, strings.Repeat("r", frameLimit-100))
+	oversize := `{"jsonrpc":"2.0","id":"x","result":"` + strings.Repeat("o", 3*frameLimit) + `"}`
+	var peak atomic.Int64
+	base := liveHeap()
+	drops := 0
+	opts := &rpc.Options{Handler: echoRegistry(), MaxFrameSize: frameLimit, OnDrop: func(d rpc.Drop) {
+		if drops++; drops%5 == 0 {
+			if h := liveHeap() - base; h > peak.Load() {
+				peak.Store(h)
+			}
+		}
+	}}
+	p := newPeer(t, opts)
+	for range 30 {
+		p.send(unmatched)
+		p.send(oversize)
+	}
+	p.send(`{"jsonrpc":"2.0","id":"after","method":"echo","params":{"text":"still here"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"after","result":{"echo":"still here"}}`)
+	bound := int64(4*frameLimit) + 1<<20 // the line, its growth step, and the test's own
+	t.Logf("peak live heap at the drops: %d KiB (bound %d KiB)", peak.Load()>>10, bound>>10)
+	if peak.Load() > bound {
+		t.Fatalf("peak live heap %d bytes, over %d", peak.Load(), bound)
+	}
+}
+
+// A huge line of invalid UTF-8 is repaired in a scratch buffer that is not
+// kept once the line is handled.
+func TestInvalidUTF8RepairIsNotKept(t *testing.T) {
+	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
+	base := liveHeap()
+	p.send(`{"jsonrpc":"2.0","method":"nobody","params":"` + strings.Repeat("\xff", 8<<20) + `"}`)
+	// Enough reads for the read buffer, grown for the line, to shrink back.
+	for i := range 20 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"after"}}`, i))
+		p.expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"after"}}`, i))
+	}
+	if held := liveHeap() - base; held > 2<<20 {
+		t.Fatalf("the Conn still holds %d bytes after the line", held)
+	}
+}
+
+// An idle Conn is small: its read buffer shrinks back after traffic, and
+// no goroutine but the read loop waits.
+func TestIdleConnIsSmall(t *testing.T) {
+	const conns = 200
+	var closers []func()
+	base := liveHeap()
+	for range conns {
+		connIn, peerOut, peerIn, connOut := pipes()
+		c := rpc.NewConn(connIn, connOut, &rpc.Options{Handler: echoRegistry()})
+		c.Start()
+		io.WriteString(peerOut, `{"jsonrpc":"2.0","method":"nobody"}`+"\n")
+		closers = append(closers, func() { c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() })
+	}
+	perConn := (liveHeap() - base) / conns
+	t.Logf("%d bytes of heap per idle Conn", perConn)
+	if perConn > 16<<10 {
+		t.Fatalf("an idle Conn holds %d bytes, over 16 KiB", perConn)
+	}
+	for _, c := range closers {
+		c()
+	}
+}
