@@ -30,7 +30,7 @@ if [ "${1:-}" = "-ratios" ]; then
 	shift
 fi
 file=${1:-results/bench.txt}
-libs="floor linerpc lspdev lspdev-gojson jrpc2 sourcegraph xexp"
+libs="floor floor-pipelined linerpc lspdev lspdev-gojson jrpc2 sourcegraph xexp"
 peers="lspdev lspdev-gojson jrpc2 sourcegraph xexp"
 common="-table .name -row /pipe,/lines -filter -.name:DecodePR"
 

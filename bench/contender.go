@@ -54,6 +54,7 @@ type contender struct {
 // ratios), then this library, then the peers.
 var contenders = []*contender{
 	floorContender,
+	floorPipelinedContender,
 	linerpcContender,
 	lspdevContender,
 	lspdevGojsonContender,

@@ -12,8 +12,8 @@
 # benchmark before it moves to the next.
 #
 # results/bench.txt gets the rounds of workloads 1-5 and DecodePR, then one
-# Oversize op per pipe and contender (workload 6: a 256 MiB line each, a
-# few minutes); results/rpc.txt gets the library's micro-benchmarks, in
+# op per pipe and contender of workloads 6-9 (a 256 MiB line, the two
+# floods and the idle connections: a few minutes); results/rpc.txt gets the library's micro-benchmarks, in
 # rounds too. The machine's goos/goarch/cpu lines head each file.
 set -eu
 cd "$(dirname "$0")"
@@ -36,7 +36,7 @@ rounds() {
 }
 
 rounds "$tmp/bench.test" 'RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR' 1s | tee results/bench.txt
-"$tmp/bench.test" -test.run '^$' -test.bench Oversize -test.benchmem -test.benchtime 1x -test.count 1 -test.timeout 60m |
+"$tmp/bench.test" -test.run '^$' -test.bench 'Oversize|NoReadPeer|BlockedHandlers|IdleConn' -test.benchmem -test.benchtime 1x -test.count 1 -test.timeout 60m |
 	grep -v '^goos\|^goarch\|^pkg\|^cpu\|^PASS' | tee -a results/bench.txt
 (cd ../rpc && rounds "$tmp/rpc.test" . "${BENCHTIME:-1s}") | tee results/rpc.txt
 if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt; then
