@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
+	"maps"
+	"slices"
 	"sort"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +17,18 @@ import (
 	"pgregory.net/rapid"
 )
 
-// smCall is the model of one call: its request id and how to end it.
+// smCall is the model of one call: its number in the model (its params),
+// its request id once its frame was seen, and how to end it.
 type smCall struct {
+	n      int64
 	id     int64
 	cancel context.CancelFunc
 	ended  chan smEnd
+	sent   bool // its request frame was seen written
 }
+
+// smRequest is a request frame the Conn wrote: its id and params.
+type smRequest struct{ id, n int64 }
 
 type smEnd struct {
 	err    error
@@ -30,20 +37,80 @@ type smEnd struct {
 
 // connMachine drives a Conn through calls, context cancellations,
 // responses (matching, duplicate, unknown id, error), notifications, the
-// end of the input and Close, and checks it after every step against a
-// model: every call ends exactly once with the outcome the model expects,
-// no call is left pending, and no goroutine of the Conn survives the end.
+// peer's requests to handlers that hold their slots until released (up to
+// the overload bound), output that stalls and resumes (calls withdrawn
+// from the write queue, Close while a Write is stuck), the end of the
+// input and Close, and checks it after every step against a model: every
+// call ends exactly once with the outcome the model expects, every request
+// of the peer is answered once (a result, or CodeOverloaded beyond the
+// slots and the waiting room), no withdrawn call's frame is written after
+// it, no call is left pending, and no goroutine of the Conn survives the
+// end.
 type connMachine struct {
 	t       *rapid.T
 	c       *rpc.Conn
 	in      *io.PipeWriter
-	reqs    chan int64 // ids of the requests the Conn wrote
+	out     *gatedWriter
+	reqs    chan smRequest // the requests the Conn wrote
+	replies chan smReply
 	drops   chan rpc.DropReason
 	notes   chan int64
-	pending map[int64]*smCall // model: calls awaiting their outcome
+	release chan struct{}     // lets one blocked handler return
+	pending map[int64]*smCall // model: calls awaiting their outcome, by number
 	used    []int64           // ids of calls already ended
 	endErr  error             // model: why the connection ended, nil while it lives
 	seq     int64
+	calls   int64 // model: numbers the calls
+	// withdrawn are the numbers of calls cancelled before their frame was
+	// seen: a frame the stuck Write had already taken is still written.
+	withdrawn map[int64]bool
+	// The peer's requests to the blocking handler: running holds the ids
+	// of those in a slot, waiting those waiting for one, in order.
+	running, waiting []string
+	reqSeq           int
+	closed           bool
+}
+
+// The slots of the machine's Conn: the peer's requests beyond
+// smSlots+smRoom at once are answered CodeOverloaded.
+const smSlots, smRoom = 2, 2
+
+type smReply struct {
+	id   string
+	code int // 0 for a result
+}
+
+// gatedWriter passes frames to w, except while stalled: then every Write
+// waits until the output resumes, as with a peer that stopped reading.
+type gatedWriter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	stalled chan struct{}
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	ch := g.stalled
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	return g.w.Write(p)
+}
+
+func (g *gatedWriter) stall() {
+	g.mu.Lock()
+	g.stalled = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gatedWriter) resume() {
+	g.mu.Lock()
+	if g.stalled != nil {
+		close(g.stalled)
+		g.stalled = nil
+	}
+	g.mu.Unlock()
 }
 
 const smWait = waitBound
@@ -59,22 +126,49 @@ func wait[T any](t *rapid.T, ch <-chan T, what string) T {
 }
 
 func newConnMachine(t *rapid.T) *connMachine {
-	m := &connMachine{t: t, reqs: make(chan int64, 16), drops: make(chan rpc.DropReason, 16),
-		notes: make(chan int64, 16), pending: map[int64]*smCall{}}
+	m := &connMachine{t: t, reqs: make(chan smRequest, 64), replies: make(chan smReply, 64),
+		drops: make(chan rpc.DropReason, 16), notes: make(chan int64, 16), release: make(chan struct{}),
+		pending: map[int64]*smCall{}, withdrawn: map[int64]bool{}}
 	pr, pw := io.Pipe()
 	m.in = pw
 	reg := rpc.NewRegistry()
 	rpc.HandleNotification(reg, rpc.NewNotification[int64]("tick"), func(_ context.Context, n int64) { m.notes <- n })
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("hold"), func(ctx context.Context, _ rpc.NoParams) (int64, error) {
+		select {
+		case <-m.release:
+			return 1, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	})
 	w := &recorder{onF: func(b []byte) {
 		var fr struct {
-			ID     int64
+			ID     json.RawMessage
 			Method string
+			Params int64
+			Error  *struct{ Code int }
 		}
-		if json.Unmarshal(b, &fr) == nil && fr.Method == "work" {
-			m.reqs <- fr.ID
+		if json.Unmarshal(b, &fr) != nil {
+			return
+		}
+		switch {
+		case fr.Method == "work":
+			var id int64
+			json.Unmarshal(fr.ID, &id)
+			m.reqs <- smRequest{id, fr.Params}
+		case fr.Method == "":
+			var id string
+			json.Unmarshal(fr.ID, &id)
+			r := smReply{id: id}
+			if fr.Error != nil {
+				r.code = fr.Error.Code
+			}
+			m.replies <- r
 		}
 	}}
-	m.c = rpc.NewConn(pr, w, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { m.drops <- d.Reason }})
+	m.out = &gatedWriter{w: w}
+	m.c = rpc.NewConn(pr, m.out, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { m.drops <- d.Reason },
+		MaxConcurrentRequests: smSlots, MaxWaitingRequests: smRoom})
 	m.c.Start()
 	return m
 }
@@ -85,10 +179,16 @@ func (m *connMachine) send(line string) {
 	}
 }
 
-func (m *connMachine) pick(label string) *smCall {
+// pick draws a pending call; sent asks for one whose request was written.
+func (m *connMachine) pick(label string, sent bool) *smCall {
 	ids := make([]int64, 0, len(m.pending))
-	for id := range m.pending {
-		ids = append(ids, id)
+	for n, call := range m.pending {
+		if call.sent || !sent {
+			ids = append(ids, n)
+		}
+	}
+	if len(ids) == 0 {
+		m.t.Skip("no such call")
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return m.pending[rapid.SampledFrom(ids).Draw(m.t, label)]
@@ -98,10 +198,11 @@ func (m *connMachine) pick(label string) *smCall {
 // pending, afterwards it must fail at once with the reason of the end.
 func (m *connMachine) Call(t *rapid.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	call := &smCall{cancel: cancel, ended: make(chan smEnd, 2)}
+	m.calls++
+	call := &smCall{n: m.calls, cancel: cancel, ended: make(chan smEnd, 2)}
 	go func() {
 		var res int64
-		err := m.c.Call(ctx, "work", nil, &res)
+		err := m.c.Call(ctx, "work", call.n, &res)
 		call.ended <- smEnd{err, res}
 	}()
 	if m.endErr != nil {
@@ -112,18 +213,118 @@ func (m *connMachine) Call(t *rapid.T) {
 		cancel()
 		return
 	}
-	call.id = wait(t, m.reqs, "the request of a call")
-	m.pending[call.id] = call
+	m.pending[call.n] = call
+	if m.out.stalled == nil {
+		m.expectRequest(call)
+	}
 }
 
-// Cancel cancels a pending call's context: it ends with context.Canceled.
+// expectRequest waits for the request frame of call.
+func (m *connMachine) expectRequest(call *smCall) { m.expectRequests([]*smCall{call}) }
+
+// expectRequests waits for the request frames of calls, in any order (calls
+// made while the output was stalled race for their place in the queue);
+// besides them, only frames of withdrawn calls may come.
+func (m *connMachine) expectRequests(calls []*smCall) {
+	want := map[int64]*smCall{}
+	for _, call := range calls {
+		want[call.n] = call
+	}
+	for len(want) > 0 {
+		r := wait(m.t, m.reqs, "the request of a call")
+		if call := want[r.n]; call != nil {
+			call.id, call.sent = r.id, true
+			delete(want, r.n)
+			continue
+		}
+		if !m.withdrawn[r.n] {
+			m.t.Fatalf("request of call %d written, want one of %v", r.n, slices.Collect(maps.Keys(want)))
+		}
+		delete(m.withdrawn, r.n) // the stuck Write had taken it already
+	}
+}
+
+// Stall makes every Write wait, as a peer that stops reading does.
+func (m *connMachine) Stall(t *rapid.T) {
+	if m.out.stalled != nil {
+		t.Skip("stalled already")
+	}
+	m.out.stall()
+}
+
+// Resume lets the Writes through: the requests of the calls made while
+// stalled and not cancelled are written; of the cancelled ones, only
+// those the stuck Write had taken may be.
+func (m *connMachine) Resume(t *rapid.T) {
+	if m.out.stalled == nil {
+		t.Skip("not stalled")
+	}
+	m.out.resume()
+	if m.closed {
+		return
+	}
+	var unsent []*smCall
+	for _, call := range m.pending {
+		if !call.sent {
+			unsent = append(unsent, call)
+		}
+	}
+	m.expectRequests(unsent)
+}
+
+// Cancel cancels a pending call's context: it ends with context.Canceled,
+// and its frame, if no Write has taken it, is never written.
 func (m *connMachine) Cancel(t *rapid.T) {
 	if len(m.pending) == 0 {
 		t.Skip("no pending call")
 	}
-	call := m.pick("cancel")
+	call := m.pick("cancel", false)
 	call.cancel()
+	if !call.sent {
+		m.withdrawn[call.n] = true
+	}
 	m.finish(call, context.Canceled, 0)
+}
+
+// Request sends the peer's request to the handler that holds its slot
+// until released: it runs, or waits for a slot, or beyond the waiting
+// room is answered CodeOverloaded at once.
+func (m *connMachine) Request(t *rapid.T) {
+	if m.endErr != nil || m.out.stalled != nil {
+		t.Skip("ended or stalled")
+	}
+	m.reqSeq++
+	id := fmt.Sprintf("r%d", m.reqSeq)
+	m.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"hold"}`)
+	switch {
+	case len(m.running) < smSlots:
+		m.running = append(m.running, id)
+	case len(m.waiting) < smRoom:
+		m.waiting = append(m.waiting, id)
+	default:
+		if r := wait(t, m.replies, "an overload reply"); r != (smReply{id, int(rpc.CodeOverloaded)}) {
+			t.Fatalf("reply %+v, want %s overloaded", r, id)
+		}
+	}
+}
+
+// Release lets one running handler return: its request is answered, and
+// the first waiting request takes its slot.
+func (m *connMachine) Release(t *rapid.T) {
+	if len(m.running) == 0 || m.closed || m.out.stalled != nil {
+		t.Skip("nothing to release")
+	}
+	m.release <- struct{}{}
+	r := wait(t, m.replies, "a handler's reply")
+	i := slices.Index(m.running, r.id)
+	if i < 0 || r.code != 0 {
+		t.Fatalf("reply %+v, want a result for one of %v", r, m.running)
+	}
+	m.running = slices.Delete(m.running, i, i+1)
+	if len(m.waiting) > 0 {
+		m.running = append(m.running, m.waiting[0])
+		m.waiting = m.waiting[1:]
+	}
 }
 
 // Respond answers a pending call with a result, in one of the spellings
@@ -132,7 +333,7 @@ func (m *connMachine) Respond(t *rapid.T) {
 	if m.endErr != nil || len(m.pending) == 0 {
 		t.Skip("nothing to answer")
 	}
-	call := m.pick("respond")
+	call := m.pick("respond", true)
 	id := rapid.SampledFrom([]string{"%d", "%d.0", "%de0", "%d.00E+0"}).Draw(t, "spelling")
 	m.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":`+id+`,"result":%d}`, call.id, call.id*10))
 	m.finish(call, nil, call.id*10)
@@ -143,7 +344,7 @@ func (m *connMachine) RespondError(t *rapid.T) {
 	if m.endErr != nil || len(m.pending) == 0 {
 		t.Skip("nothing to answer")
 	}
-	call := m.pick("respondError")
+	call := m.pick("respondError", true)
 	m.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-1,"message":"no %d"}}`, call.id, call.id))
 	m.finish(call, &rpc.Error{Code: -1, Message: fmt.Sprintf("no %d", call.id)}, 0)
 }
@@ -194,9 +395,11 @@ func (m *connMachine) EndInput(t *rapid.T) {
 }
 
 // Close closes the Conn: pending calls end with ErrClosed (unless the
-// input had ended already).
+// input had ended already), at once, even with a Write stuck.
 func (m *connMachine) Close(t *rapid.T) {
 	m.c.Close()
+	m.closed = true
+	m.running, m.waiting = nil, nil
 	if m.endErr == nil {
 		m.endErr = rpc.ErrClosed
 	}
@@ -210,18 +413,20 @@ func (m *connMachine) failAll() {
 }
 
 func (m *connMachine) finish(call *smCall, want error, result int64) {
-	e := wait(m.t, call.ended, fmt.Sprintf("call %d to end", call.id))
+	e := wait(m.t, call.ended, fmt.Sprintf("call %d to end", call.n))
 	var re, wantRE *rpc.Error
 	switch {
 	case errors.As(want, &wantRE):
 		if !errors.As(e.err, &re) || re.Code != wantRE.Code || re.Message != wantRE.Message {
-			m.t.Fatalf("call %d ended with %v, want %v", call.id, e.err, want)
+			m.t.Fatalf("call %d ended with %v, want %v", call.n, e.err, want)
 		}
 	case !errors.Is(e.err, want) || (want == nil && e.result != result):
-		m.t.Fatalf("call %d ended with %v (result %d), want %v (result %d)", call.id, e.err, e.result, want, result)
+		m.t.Fatalf("call %d ended with %v (result %d), want %v (result %d)", call.n, e.err, e.result, want, result)
 	}
-	delete(m.pending, call.id)
-	m.used = append(m.used, call.id)
+	delete(m.pending, call.n)
+	if call.sent {
+		m.used = append(m.used, call.id)
+	}
 	call.cancel()
 }
 
@@ -244,6 +449,8 @@ func (m *connMachine) Check(t *rapid.T) {
 	select {
 	case d := <-m.drops:
 		t.Fatalf("unexpected drop: %v", d)
+	case r := <-m.replies:
+		t.Fatalf("unexpected reply: %+v", r)
 	default:
 	}
 	if (m.endErr != nil) != (m.c.Err() != nil) {
@@ -264,11 +471,16 @@ func TestStateMachineConn(t *testing.T) {
 			"duplicate":    m.Duplicate,
 			"unknown":      m.Unknown,
 			"notify":       m.Notify,
+			"request":      m.Request,
+			"release":      m.Release,
+			"stall":        m.Stall,
+			"resume":       m.Resume,
 			"endInput":     m.EndInput,
 			"close":        m.Close,
 			"":             m.Check,
 		})
 		m.Close(rt)
+		m.out.resume() // a Write stuck at Close returns now; Wait waits for it
 		m.in.Close()
 		done := make(chan error, 1)
 		go func() { done <- m.c.Wait() }()
@@ -276,28 +488,5 @@ func TestStateMachineConn(t *testing.T) {
 		if len(m.pending) != 0 {
 			rt.Fatalf("%d calls left pending", len(m.pending))
 		}
-		deadline := time.Now().Add(smWait)
-		for connGoroutines(m.c) != "" {
-			if time.Now().After(deadline) {
-				rt.Fatalf("goroutines of the Conn outlived it:\n%s", connGoroutines(m.c))
-			}
-			runtime.Gosched()
-			time.Sleep(time.Millisecond)
-		}
 	})
-}
-
-// connGoroutines returns the stacks of goroutines running code of package
-// rpc on behalf of a Conn. Tests in this package run their Conns one at a
-// time, so any such goroutine belongs to the Conn under test.
-func connGoroutines(*rpc.Conn) string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "linerpc/rpc.(*Conn).work") {
-			out = append(out, g)
-		}
-	}
-	return strings.Join(out, "\n\n")
 }
