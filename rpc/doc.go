@@ -10,6 +10,8 @@
 //	type AddParams struct{ A, B int }
 //	type AddResult struct{ Sum int }
 //
+//	type ProgressParams struct{ Percent int }
+//
 //	var Add = rpc.NewMethod[AddParams, AddResult]("math/add")
 //	var Progress = rpc.NewNotification[ProgressParams]("progress")
 //
@@ -48,25 +50,62 @@
 //
 // Notifications are delivered in the order they were read, one at a time,
 // on the read loop: a notification handler must not wait for the peer.
-// Requests are handled concurrently, at most Options.MaxConcurrentRequests
-// at once; further requests wait in arrival order while reading goes on, so
-// the responses to this side's own calls are never held behind them.
-// Responses may therefore leave in another order than the requests came;
-// peers match them by id. Frames written by concurrent goroutines never
-// interleave: each Write carries whole frames, one when the stream keeps up,
-// several when frames queue up behind a slow Write (one system call for
-// many frames under load).
+// Requests are handled on goroutines of the Conn, at most
+// Options.MaxConcurrentRequests at once; further requests wait in arrival
+// order, in a waiting room bounded by Options.MaxWaitingRequests and
+// Options.MaxWaitingBytes, while reading goes on, so the responses to this
+// side's own calls are never held behind them. Responses may leave in
+// another order than the requests came; peers match them by id.
 //
-// The read loop moves between goroutines rather than handing frames from
-// one to another. A request runs on the goroutine that read it; if its
-// handler (or a Write) holds that goroutine up for longer than about
-// 100 µs, reading passes to another goroutine of the Conn. A caller whose
-// context cannot end (context.Background) on a stream whose reads Close can
-// interrupt (net.Conn, os.Pipe) waits for its response by reading it itself
-// when nobody else is reading; after its call the read loop may rest for
-// up to about 100 µs before a goroutine of the Conn resumes it. So a lone
-// call costs no goroutine switch on the calling side, and a burst of
-// requests none on the serving side.
+// A caller's goroutine never does the peer's work: it encodes its frame,
+// queues it and waits, while goroutines of the Conn write the frames, read
+// the input and run the handlers. So every wait ends with its context or
+// with Close, whatever the peer does. Frames never interleave: each Write
+// carries whole frames, one when the stream keeps up, several when frames
+// queue up behind a slow Write (one system call for many frames under
+// load).
+//
+// A handler that calls its own peer back and waits lends its slot to a
+// waiting request meanwhile, and when every slot is held by a handler
+// waiting for the peer, requests are answered CodeOverloaded instead of
+// waiting: two ends calling each other back under load never deadlock.
+//
+// # Bounds
+//
+// Every queue of a Conn has a bound, and a policy at the bound:
+//   - requests beyond the handler slots and the waiting room are answered
+//     at once with CodeOverloaded (a JSON-RPC server error the peer may
+//     retry), and reading goes on;
+//   - frames wait to be written in a queue of Options.MaxWriteQueue bytes
+//     (a larger frame goes alone). A caller waits for room with its
+//     context. A handler's reply waits with its slot taken. The read loop,
+//     which answers on its own only what needs no handler (method not
+//     found, invalid params, overloaded), waits before it reads on. That
+//     is the backpressure rule: a peer that sends requests without reading
+//     the replies fills the slots, then the waiting room, and is then read
+//     no further until it reads. Responses to this side's calls keep
+//     flowing until then, so two ends calling each other do not stall
+//     while either has slots left. Two ends that both flood each other
+//     beyond their limits can each wait for the other to read: set
+//     Options.WriteTimeout to end such a connection with ErrWriteTimeout;
+//   - lines longer than Options.MaxFrameSize are skipped without being
+//     held; frames to send that are longer are refused (ErrFrameTooLarge,
+//     or a CodeInternalError reply).
+//
+// So the memory a peer can make a Conn hold is at most about
+//
+//	MaxFrameSize (the line being read, 4× that while a line of invalid
+//	  UTF-8 is repaired)
+//	+ MaxWriteQueue + MaxFrameSize (the write queue, and a frame alone)
+//	+ MaxWaitingBytes (the waiting requests, as decoded params)
+//	+ MaxConcurrentRequests × (a running handler's params, reply and
+//	  whatever the handler itself holds), twice that count while handlers
+//	  wait for the peer
+//
+// with the defaults 64 MiB, 1 MiB, 16 MiB and 256 handlers. An idle Conn
+// holds about 7 KiB: its read buffer rests at 4 KiB and grows only with
+// traffic, and the goroutines that serve and write exit after 2 seconds
+// without work.
 //
 // # Errors
 //
@@ -86,8 +125,10 @@
 // does; blank lines are skipped; invalid UTF-8 is replaced by U+FFFD as the
 // WHATWG decoder does. A line must be exactly one JSON value. An object with
 // a string or number id and a string method is a request; with an id only,
-// a response; with a method only, a notification. Member names match
-// exactly. Ids are echoed byte for byte. The params of a method with a
+// a response; with a method only, a notification. The envelope's member
+// names match exactly; params and results are decoded with go-json's
+// struct rules (member names matched case-insensitively, unknown members
+// ignored, as encoding/json does). Ids are echoed byte for byte. The params of a method with a
 // typed handler are validated by the decoder as it decodes them, and all
 // other bytes by the envelope scanner, with the same outcome as validating
 // the whole line first: when params are the frame's last member, as they
@@ -99,14 +140,21 @@
 // non-objects, batches, oversize or too deeply nested lines — is dropped
 // and reported to Options.OnDrop and Options.Logger, never to the peer.
 // These are the rules of the DeepSeek Harness TypeScript transport, so a
-// Conn interoperates with it both ways.
+// Conn interoperates with it both ways; docs/wire.md in the repository
+// states them in full.
 //
 // # Shutdown
 //
 // Close stops dispatching, fails the pending calls, cancels the context of
-// running handlers and writes nothing more. It never closes the streams,
-// which belong to the caller. Wait returns once every goroutine of the Conn
-// has exited.
+// running handlers, withdraws the frames not yet written and writes
+// nothing more. It never closes the streams, which belong to the caller.
+// Shutdown first lets the requests already read be answered and the
+// queued frames be written, for as long as its context allows. A
+// connection also ends when its input ends (calls fail with
+// ErrInputEnded; running handlers still answer) and when a write fails
+// (Err says why). Wait returns once every goroutine of the Conn has
+// exited; on a stream without SetReadDeadline or SetWriteDeadline, that
+// includes a read or a Write in progress, which Close cannot interrupt.
 //
 // # Limits
 //
