@@ -20,7 +20,7 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 		"waits with a free slot": func(s *connState) {
 			s.waiting.push(waitingTask{t: &unknownTask{}})
 		},
-		"stuck beyond active": func(s *connState) { s.stuck = s.active + 1 },
+		"stuck beyond active":  func(s *connState) { s.stuck = s.active + 1 },
 		"reading before Start": func(s *connState) { s.started, s.reading = false, true },
 	} {
 		c := NewConn(strings.NewReader(""), discard{}, nil)
