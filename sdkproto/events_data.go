@@ -256,7 +256,7 @@ type RequestHeaderData struct {
 		Tools  []struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"` // absent stays absent
 		} `json:"tools,omitempty"`
 	} `json:"header"`
 	Reason string `json:"reason"` // initial, resume or change
