@@ -88,6 +88,15 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 	return pc
 }
 
+// lone reports whether at most one call is pending: a lone call writes its
+// own request (see Conn.send), where the requests of concurrent calls are
+// left to queue up and go out together.
+func (p *pendingCalls) lone() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.calls) <= 1
+}
+
 // start lets calls be added.
 func (p *pendingCalls) start() {
 	p.mu.Lock()
@@ -170,8 +179,9 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 }
 
 // send writes a frame of a caller's (see call and notify), once it has
-// checked its size: it queues it, or, when the caller's context cannot end,
-// may write it on the caller's goroutine (see writer.writeOwn). It returns
+// checked its size: it queues it, or, when the caller's context cannot end
+// and no other call is pending, may write it on the caller's goroutine
+// (see writer.writeOwn). It returns
 // the frame's queue number, 0 when the frame is no longer queued; on
 // error, or when it wrote the frame itself, it has given the frame back
 // to the pool.
@@ -180,7 +190,7 @@ func (c *Conn) send(ctx context.Context, f *frame) (seq uint64, err error) {
 		putFrame(f)
 		return 0, fmt.Errorf("%w (%d bytes, at most %d)", ErrFrameTooLarge, len(f.b)-1, c.maxFrameSize)
 	}
-	if ctx.Done() == nil {
+	if ctx.Done() == nil && c.pending.lone() {
 		if ok, err := c.out.writeOwn(c, f); ok {
 			putFrame(f)
 			return 0, err
