@@ -95,6 +95,39 @@ func pipes() (connIn *io.PipeReader, peerOut *io.PipeWriter, peerIn *io.PipeRead
 	return
 }
 
+// flooded is a started Conn under a flood, with the live heap it began
+// with.
+type flooded struct {
+	c       *rpc.Conn
+	peerOut *io.PipeWriter
+	peerIn  *io.PipeReader
+	base    int64
+}
+
+func startFlood(opts *rpc.Options) *flooded {
+	connIn, peerOut, peerIn, connOut := pipes()
+	f := &flooded{c: rpc.NewConn(connIn, connOut, opts), peerOut: peerOut, peerIn: peerIn, base: liveHeap()}
+	f.c.Start()
+	return f
+}
+
+// check fails the test if the Conn holds more than bound now.
+func (f *flooded) check(t *testing.T, bound int64, what string) {
+	t.Helper()
+	held := liveHeap() - f.base
+	t.Logf("%s: holding %d KiB (bound %d KiB)", what, held>>10, bound>>10)
+	if held > bound {
+		t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
+	}
+}
+
+func (f *flooded) end() {
+	f.c.Close()
+	f.peerOut.Close()
+	f.peerIn.Close()
+	f.c.Wait()
+}
+
 // A peer that sends requests and never reads the replies: once the write
 // queue, the handler slots and the waiting room are full, the Conn stops
 // reading until the peer reads again; then every request is answered.
@@ -106,34 +139,24 @@ func TestFloodFromAPeerThatDoesNotRead(t *testing.T) {
 			return floodResult(p), nil
 		})
 		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 1 << 20, MaxWaitingBytes: 256 << 10}
-		connIn, peerOut, peerIn, connOut := pipes()
-		c := rpc.NewConn(connIn, connOut, opts)
-		base := liveHeap()
-		c.Start()
+		f := startFlood(opts)
+		defer f.end()
 		var sent atomic.Int64
 		go func() {
 			for i := range n {
-				if _, err := io.WriteString(peerOut, floodRequest(i+1)); err != nil {
+				if _, err := io.WriteString(f.peerOut, floodRequest(i+1)); err != nil {
 					return
 				}
 				sent.Add(1)
 			}
 		}()
 		synctest.Wait() // the peer is blocked in Write: the Conn stopped reading
-		held, bound := liveHeap()-base, memoryBound(opts, 4<<10)
-		t.Logf("paused after %d of %d requests, holding %d KiB (bound %d KiB)", sent.Load(), n, held>>10, bound>>10)
+		f.check(t, memoryBound(opts, 4<<10), fmt.Sprintf("paused after %d of %d requests", sent.Load(), n))
 		if sent.Load() == n {
 			t.Fatal("the Conn read every request although the peer read nothing")
 		}
-		if held > bound {
-			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
-		}
-		results, overloaded := replyCounts(t, bufio.NewReader(peerIn), n)
+		results, overloaded := replyCounts(t, bufio.NewReader(f.peerIn), n)
 		t.Logf("%d results, %d overloaded", results, overloaded)
-		c.Close()
-		peerOut.Close()
-		peerIn.Close()
-		c.Wait()
 	})
 }
 
@@ -149,34 +172,24 @@ func TestFloodOfRequestsToBlockedHandlers(t *testing.T) {
 		})
 		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 64 << 10,
 			MaxConcurrentRequests: slots, MaxWaitingRequests: room, MaxWaitingBytes: 1 << 20}
-		connIn, peerOut, peerIn, connOut := pipes()
-		c := rpc.NewConn(connIn, connOut, opts)
-		base := liveHeap()
-		c.Start()
+		f := startFlood(opts)
+		defer f.end()
 		replies := make(chan [2]int, 1)
 		go func() {
-			r, o := replyCounts(t, bufio.NewReader(peerIn), n-slots-room)
+			r, o := replyCounts(t, bufio.NewReader(f.peerIn), n-slots-room)
 			replies <- [2]int{r, o}
 		}()
 		for i := range n {
-			if _, err := io.WriteString(peerOut, floodRequest(i+1)); err != nil {
+			if _, err := io.WriteString(f.peerOut, floodRequest(i+1)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		got := <-replies
 		synctest.Wait()
-		held, bound := liveHeap()-base, memoryBound(opts, 4<<10)
-		t.Logf("%d requests: %d overloaded, holding %d KiB (bound %d KiB)", n, got[1], held>>10, bound>>10)
+		f.check(t, memoryBound(opts, 4<<10), fmt.Sprintf("%d requests, %d overloaded", n, got[1]))
 		if got != [2]int{0, n - slots - room} {
 			t.Fatalf("replies (results, overloaded) = %v, want %v", got, [2]int{0, n - slots - room})
 		}
-		if held > bound {
-			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
-		}
-		c.Close()
-		peerOut.Close()
-		peerIn.Close()
-		c.Wait()
 	})
 }
 
@@ -199,35 +212,28 @@ func TestFloodOfNotificationsToASlowHandler(t *testing.T) {
 			got.Add(1)
 		})
 		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 64 << 10, MaxWaitingBytes: 64 << 10}
-		connIn, peerOut, peerIn, connOut := pipes()
-		c := rpc.NewConn(connIn, connOut, opts)
-		base := liveHeap()
-		c.Start()
+		f := startFlood(opts)
+		defer f.end()
 		var sent atomic.Int64
 		go func() {
 			for i := range n {
 				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"Data":"%d:%s"}}`+"\n", i, kib)
-				if _, err := io.WriteString(peerOut, line); err != nil {
+				if _, err := io.WriteString(f.peerOut, line); err != nil {
 					return
 				}
 				sent.Add(1)
 			}
-			peerOut.Close()
+			f.peerOut.Close()
 		}()
 		synctest.Wait()
-		held, bound := liveHeap()-base, memoryBound(opts, 0)
-		t.Logf("held after %d of %d notifications: %d KiB (bound %d KiB)", sent.Load(), n, held>>10, bound>>10)
-		if held > bound {
-			t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
-		}
+		f.check(t, memoryBound(opts, 0), fmt.Sprintf("after %d of %d notifications", sent.Load(), n))
 		close(release)
-		if err := c.Wait(); err != rpc.ErrInputEnded {
+		if err := f.c.Wait(); err != rpc.ErrInputEnded {
 			t.Fatalf("Wait = %v", err)
 		}
 		if got.Load() != n || misordered.Load() {
 			t.Fatalf("%d of %d notifications delivered, misordered %v", got.Load(), n, misordered.Load())
 		}
-		peerIn.Close()
 	})
 }
 

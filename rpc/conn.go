@@ -75,8 +75,11 @@ type connKey struct{}
 // before that, but a call fails with ErrNotStarted, since nothing would
 // read its response. opts may be nil for defaults. r and w must not be nil.
 func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
-	if r == nil || w == nil {
-		panic(fmt.Sprintf("rpc: NewConn with a nil %s", map[bool]string{true: "reader", false: "writer"}[r == nil]))
+	switch {
+	case r == nil:
+		panic("rpc: NewConn with a nil reader")
+	case w == nil:
+		panic("rpc: NewConn with a nil writer")
 	}
 	c := &Conn{
 		r:               r,
