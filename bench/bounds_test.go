@@ -29,8 +29,10 @@ func floodLine(id int) []byte {
 // op writes floodCount() requests of 1 KiB from a raw client, reading
 // nothing, until it has written them all or its Write has made no progress
 // for a second (the server stopped reading: backpressure). peak-heap-MiB
-// is the heap growth sampled meanwhile (as in workload 6), read-frames the
-// requests the server took in. A contender past -oversize-cap-mib is
+// is the heap growth sampled meanwhile (as in workload 6, garbage not yet
+// collected included), held-MiB the live heap the server holds then (after
+// a GC, before the handlers are let go), read-frames the requests the
+// server took in. A contender past -oversize-cap-mib is
 // stopped and reported n/a.
 func BenchmarkNoReadPeer(b *testing.B) {
 	forEach(b, func(b *testing.B, kind string, c *contender) {
@@ -64,10 +66,12 @@ func flood(b *testing.B, kind string, c *contender, serve func() (*handlers, fun
 	for i := range lines {
 		lines[i] = floodLine(i + 1)
 	}
-	var peak float64
+	var peak, held float64
 	var taken int64
 	for range b.N {
 		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
 		a, e := newPipe(kind)
 		h, release := serve()
 		s := c.serve(a, h)
@@ -109,6 +113,10 @@ func flood(b *testing.B, kind string, c *contender, serve func() (*handlers, fun
 			}
 		}
 		p := sampler.stop()
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		held = max(held, float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20))
 		release()
 		a.Close()
 		e.Close()
@@ -124,6 +132,7 @@ func flood(b *testing.B, kind string, c *contender, serve func() (*handlers, fun
 		taken = max(taken, written.Load())
 	}
 	b.ReportMetric(peak, "peak-heap-MiB")
+	b.ReportMetric(held, "held-MiB")
 	b.ReportMetric(float64(taken), "read-frames")
 }
 
