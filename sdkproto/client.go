@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -94,6 +95,8 @@ type Client struct {
 	subs    []*Subscription   // copied on write: the read loop takes a snapshot
 	count   uint64            // notifications received
 	closing bool              // Close has begun: no new requests
+
+	calls sync.WaitGroup // the goroutines of calls in flight (see send)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -243,11 +246,7 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancel()
 	}
-	var res any
-	if result != nil {
-		res = result
-	}
-	err := c.conn.Call(callCtx, method, params, res)
+	err := c.send(ctx, callCtx, method, params, result)
 	var rpcErr *rpc.Error
 	switch {
 	case err == nil:
@@ -268,6 +267,58 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		return c.transportErr(err, true)
 	}
 	return err
+}
+
+// errWriteStuck ends a call that is still being written when its context
+// ends: the Write under it waits for a runtime that stopped reading.
+var errWriteStuck = errors.New("sdkproto: the request could not be written: the runtime is not reading its input")
+
+// send makes the call on a goroutine of its own, so that the caller gets
+// its answer when callCtx ends even while the request is still being
+// written to a runtime that stopped reading (a Conn's Write does not
+// watch the context). That goroutine then returns once the Write does,
+// which Close brings about by closing the runtime's input; Close waits
+// for it. The result is decoded into a buffer of the goroutine's own and
+// copied to result only when the caller is still waiting.
+func (c *Client) send(ctx, callCtx context.Context, method string, params any, result *json.RawMessage) error {
+	type outcome struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	c.calls.Add(1)
+	go func() {
+		defer c.calls.Done()
+		var o outcome
+		var res any
+		if result != nil {
+			res = &o.raw
+		}
+		o.err = c.conn.Call(callCtx, method, params, res)
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		if result != nil {
+			*result = o.raw
+		}
+		return o.err
+	case <-callCtx.Done():
+	}
+	// The Call returns at once unless it is stuck in Write: give it the
+	// chance to report its own outcome first.
+	select {
+	case o := <-done:
+		if result != nil {
+			*result = o.raw
+		}
+		return o.err
+	default:
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %w", context.Cause(callCtx), errWriteStuck)
 }
 
 // isTransportFailure reports errors that mean the runtime is unreachable.
