@@ -21,6 +21,9 @@ const (
 	DefaultEOFGrace        = 6 * time.Second // disposeEofGraceMs
 	DefaultKillGrace       = 3 * time.Second // disposeGraceMs
 	DefaultStderrLines     = 400             // lines of stderr kept for diagnostics
+	// DefaultMaxQueued is the default of ClientOptions.MaxQueued: a
+	// consumer may lag that many notifications behind the runtime.
+	DefaultMaxQueued = 1 << 16
 )
 
 // ClientOptions configure a Client. A nil *ClientOptions means all
@@ -42,9 +45,16 @@ type ClientOptions struct {
 	// for error messages (Launch only).
 	StderrLines int
 	// MaxQueued bounds the notifications a subscription holds unread; one
-	// more fails the subscription with ErrSubscriptionOverflow. Zero means
-	// unbounded, as upstream. The read loop never waits for a subscriber.
+	// more fails the subscription with ErrSubscriptionOverflow (Next
+	// returns it once the queue is drained). Zero means DefaultMaxQueued;
+	// a negative value means unbounded, as upstream. The read loop never
+	// waits for a subscriber, so this bound is what keeps a consumer that
+	// stopped reading from holding every notification of the runtime.
 	MaxQueued int
+	// MaxLineage bounds the subagent edges the Client remembers (ParentOf,
+	// session-tree scoping); past it the oldest child is forgotten. Zero
+	// means DefaultMaxLineage.
+	MaxLineage int
 	// Logger receives the connection's diagnostics (dropped lines, write
 	// failures); nil logs nothing.
 	Logger *slog.Logger
@@ -65,6 +75,15 @@ func (o *ClientOptions) resolved() ClientOptions {
 	def(&r.KillGrace, DefaultKillGrace)
 	if r.StderrLines <= 0 {
 		r.StderrLines = DefaultStderrLines
+	}
+	switch {
+	case r.MaxQueued == 0:
+		r.MaxQueued = DefaultMaxQueued
+	case r.MaxQueued < 0:
+		r.MaxQueued = 0 // unbounded
+	}
+	if r.MaxLineage <= 0 {
+		r.MaxLineage = DefaultMaxLineage
 	}
 	if r.RequestTimeout < 0 {
 		r.RequestTimeout = 0
@@ -91,7 +110,7 @@ type Client struct {
 	streams []io.Closer
 
 	mu      sync.Mutex
-	lineage map[string]string // child session -> parent session
+	lineage *lineage          // child session -> parent session
 	subs    []*Subscription   // copied on write: the read loop takes a snapshot
 	count   uint64            // notifications received
 	closing bool              // Close has begun: no new requests
@@ -141,7 +160,10 @@ func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (c *Clie
 }
 
 func newClient(opts *ClientOptions) *Client {
-	return &Client{opts: opts.resolved(), lineage: map[string]string{}}
+	c := &Client{opts: opts.resolved()}
+	c.lineage = newLineage(c.opts.MaxLineage)
+	c.lineage.evicted = c.forget
+	return c
 }
 
 // registry installs the notification intake on reg (a new registry when
@@ -203,11 +225,12 @@ func (c *Client) Shutdown(ctx context.Context) error {
 }
 
 // ParentOf returns the parent session of child as recorded from
-// subagent.started (the last edge wins), and whether there is one.
+// subagent.started (the last edge wins), and whether there is one. The
+// Client remembers the last ClientOptions.MaxLineage children only.
 func (c *Client) ParentOf(child string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.lineage[child]
+	p, ok := c.lineage.parent[child]
 	return p, ok
 }
 

@@ -2,6 +2,7 @@ package sdkproto_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -40,9 +41,12 @@ func TestStreamFloodBoundedMemory(t *testing.T) {
 		r := p.expect("session/prompt")
 		p.send("%s", clReceipt("main", "m-1", 0))
 		p.result(r, `{"messageId":"m-1"}`)
+		var batch []byte
 		for i := 1; i <= deltas; i++ {
-			p.send("%s", clDelta("main", text, i))
+			batch = append(append(batch, clDelta("main", text, i)...), '\n')
 			if i%floodBatch == 0 {
+				p.out.Write(batch)
+				batch = batch[:0]
 				<-taken
 			}
 		}
@@ -88,4 +92,85 @@ func floodCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// 200 000 subagents (three times the default bound) over a Client's life:
+// the lineage remembers the last DefaultMaxLineage of them, so its memory
+// is bounded (when every edge was kept for good, 500 000 of them took
+// 55 MiB).
+func TestLineageFloodBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("flood")
+	}
+	const (
+		children = 200_000
+		bound    = 24 << 20
+	)
+	c, p := newClPeer(t, nil)
+	base := liveHeap()
+	sub := c.Subscribe(func(n sdkproto.Notification) bool { return n.Method == sdkproto.SessionStatus.Name() })
+	defer sub.Close()
+	go func() {
+		var batch []byte
+		for i := range children {
+			batch = fmt.Appendf(batch, `{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"main","childSessionId":"child-%07d"}}`+"\n", i)
+			if len(batch) > 64<<10 {
+				p.out.Write(batch)
+				batch = batch[:0]
+			}
+		}
+		p.out.Write(batch)
+		p.send("%s", clStatus("main", "idle"))
+	}()
+	if _, err := sub.Next(floodCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	peak := liveHeap()
+	growth := int64(peak) - int64(base)
+	t.Logf("%d subagent.started: live heap %s at start, %s after (growth %s, bound %s)", children, mib(base), mib(peak), mib(uint64(max(growth, 0))), mib(bound))
+	if growth > bound {
+		t.Errorf("live heap grew by %s, bound %s", mib(uint64(growth)), mib(bound))
+	}
+	if _, ok := c.ParentOf(fmt.Sprintf("child-%07d", children-1)); !ok {
+		t.Error("the last child was forgotten")
+	}
+	if _, ok := c.ParentOf("child-0000000"); ok {
+		t.Error("the first child is still remembered")
+	}
+}
+
+// A subscription nobody reads fails with ErrSubscriptionOverflow after
+// DefaultMaxQueued notifications, rather than holding every one.
+func TestSubscriptionDefaultBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("flood")
+	}
+	c, p := newClPeer(t, nil)
+	sub := c.Subscribe(nil)
+	defer sub.Close()
+	marker := c.Subscribe(func(n sdkproto.Notification) bool { return n.Method == "test.last" })
+	defer marker.Close()
+	go func() {
+		for range sdkproto.DefaultMaxQueued + 10 {
+			p.send("%s", clStatus("main", "running"))
+		}
+		p.send(`{"jsonrpc":"2.0","method":"test.last"}`)
+	}()
+	if _, err := marker.Next(floodCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, err := sub.Next(floodCtx(t))
+		if err != nil {
+			if !errors.Is(err, sdkproto.ErrSubscriptionOverflow) {
+				t.Fatalf("after %d notifications: %v, want ErrSubscriptionOverflow", n, err)
+			}
+			break
+		}
+		n++
+	}
+	if n != sdkproto.DefaultMaxQueued {
+		t.Errorf("%d notifications before the overflow, want %d", n, sdkproto.DefaultMaxQueued)
+	}
 }
