@@ -110,10 +110,10 @@ type Client struct {
 	streams []io.Closer
 
 	mu      sync.Mutex
-	lineage *lineage          // child session -> parent session
-	subs    []*Subscription   // copied on write: the read loop takes a snapshot
-	count   uint64            // notifications received
-	closing bool              // Close has begun: no new requests
+	lineage *lineage        // child session -> parent session
+	subs    []*Subscription // copied on write: the read loop takes a snapshot
+	count   uint64          // notifications received
+	closing bool            // Close has begun: no new requests
 
 	calls sync.WaitGroup // the goroutines of calls in flight (see send)
 
