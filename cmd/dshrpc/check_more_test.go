@@ -271,3 +271,17 @@ func TestCheckFloodBoundedMemory(t *testing.T) {
 		}
 	})
 }
+
+// What dshrpc run --json prints is a transcript dshrpc check accepts as
+// clean, warnings included, so that a script can check a run it recorded.
+func TestCheckAcceptsRunJSON(t *testing.T) {
+	for _, prompt := range []string{"hi", "/tool echo hi", "/subagent ask the child"} {
+		run := dshrpc(t, "", "run", "--json", prompt)
+		run.wantCode(t, exitOK)
+		r := dshrpc(t, run.stdout, "check", "--strict")
+		r.wantCode(t, exitOK)
+		if !strings.HasSuffix(r.stdout, ": ok\n") || strings.Contains(r.stdout, " 0 frames") {
+			t.Errorf("%s: check of run --json: %s", prompt, r.stdout)
+		}
+	}
+}
