@@ -49,6 +49,7 @@ Warnings (exit status 1 only with --strict):
                       a shutdown) before what a client's run awaits: the
                       receipt of the message, then the session's idle
                       (docs/wire.md §6.3)
+  not-checked         a frame a tap log holds cut short ("truncated":true)
 
 Memory is bounded whatever the size of the input: lines are read up to
 twice the maximum frame size (transcript lines quote their frame), and the
@@ -72,13 +73,14 @@ const (
 	kSeqGap     = "seq-gap"
 	kEarly      = "early-prompt"
 	kUnfinished = "run-unfinished"
+	kNotChecked = "not-checked"
 )
 
 // warningKinds do not fail a check unless --strict: the real runtime shows
 // them in normal operation (a subagent child's first forwarded event has
 // seq 2) or the contract leaves them to the runtime (HEAD accepts a prompt
 // before initialize), or the transcript may just have been cut short.
-var warningKinds = map[string]bool{kSeqGap: true, kEarly: true, kUnfinished: true}
+var warningKinds = map[string]bool{kSeqGap: true, kEarly: true, kUnfinished: true, kNotChecked: true}
 
 // checkTable bounds each of check's tables (pending requests, answered
 // ids, sessions), so that a transcript of any length is checked in bounded
@@ -390,6 +392,20 @@ func (c *checker) transcriptLine(n int, raw []byte) {
 		frame = []byte(s)
 	default:
 		frame = fr // the frame itself, as JSON
+	}
+	var truncated bool
+	json.Unmarshal(m["truncated"], &truncated)
+	if truncated {
+		var size int64
+		json.Unmarshal(m["size"], &size)
+		c.rep.frames++
+		if size > int64(c.maxFrame) {
+			c.rep.bad++
+			c.rep.add(n, kMalformed, "%sa frame of %d bytes, longer than the maximum frame size (%d): the reader skips it", dirLabel(dir), size, c.maxFrame)
+		} else {
+			c.rep.add(n, kNotChecked, "%sa frame of %d bytes was logged cut to its first %d: not checked", dirLabel(dir), size, len(frame))
+		}
+		return
 	}
 	var unterminated bool
 	json.Unmarshal(m["unterminated"], &unterminated)
