@@ -14,7 +14,7 @@ import (
 // are clean except where the recording deliberately broke the contract
 // (errors.ndjson: bad initialize params, an unknown method and an unknown
 // notification from the client; prompt-before-initialize.ndjson) or the
-// real runtime deviates from WIRE.md (subagent.ndjson: the child's first
+// real runtime deviates from docs/wire.md (subagent.ndjson: the child's first
 // forwarded event has seq 2, README observed fact 7).
 func TestCheckRecordedTranscripts(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/transcripts/*.ndjson")
