@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -269,7 +268,7 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancel()
 	}
-	err := c.send(ctx, callCtx, method, params, result)
+	err := c.send(callCtx, method, params, result)
 	var rpcErr *rpc.Error
 	switch {
 	case err == nil:
@@ -292,10 +291,6 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 	return err
 }
 
-// errWriteStuck ends a call that is still being written when its context
-// ends: the Write under it waits for a runtime that stopped reading.
-var errWriteStuck = errors.New("sdkproto: the request could not be written: the runtime is not reading its input")
-
 // send makes the call on a goroutine of its own, so that the caller gets
 // its answer when callCtx ends even while the request is still being
 // written to a runtime that stopped reading (a Conn's Write does not
@@ -303,7 +298,7 @@ var errWriteStuck = errors.New("sdkproto: the request could not be written: the 
 // which Close brings about by closing the runtime's input; Close waits
 // for it. The result is decoded into a buffer of the goroutine's own and
 // copied to result only when the caller is still waiting.
-func (c *Client) send(ctx, callCtx context.Context, method string, params any, result *json.RawMessage) error {
+func (c *Client) send(callCtx context.Context, method string, params any, result *json.RawMessage) error {
 	type outcome struct {
 		raw json.RawMessage
 		err error
@@ -338,10 +333,7 @@ func (c *Client) send(ctx, callCtx context.Context, method string, params any, r
 		return o.err
 	default:
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return fmt.Errorf("%w: %w", context.Cause(callCtx), errWriteStuck)
+	return callCtx.Err() // the caller classifies it by ctx and callCtx
 }
 
 // isTransportFailure reports errors that mean the runtime is unreachable.
