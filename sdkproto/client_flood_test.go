@@ -104,7 +104,7 @@ func TestLineageFloodBounded(t *testing.T) {
 	}
 	const (
 		children = 200_000
-		bound    = 24 << 20
+		bound    = 12 << 20 // every edge kept took 16 MiB
 	)
 	c, p := newClPeer(t, nil)
 	base := liveHeap()
