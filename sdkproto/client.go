@@ -20,6 +20,9 @@ const (
 	DefaultEOFGrace        = 6 * time.Second // disposeEofGraceMs
 	DefaultKillGrace       = 3 * time.Second // disposeGraceMs
 	DefaultStderrLines     = 400             // lines of stderr kept for diagnostics
+	// DefaultMaxQueued is the default of ClientOptions.MaxQueued: a
+	// consumer may lag that many notifications behind the runtime.
+	DefaultMaxQueued = 1 << 16
 )
 
 // ClientOptions configure a Client. A nil *ClientOptions means all
@@ -41,9 +44,16 @@ type ClientOptions struct {
 	// for error messages (Launch only).
 	StderrLines int
 	// MaxQueued bounds the notifications a subscription holds unread; one
-	// more fails the subscription with ErrSubscriptionOverflow. Zero means
-	// unbounded, as upstream. The read loop never waits for a subscriber.
+	// more fails the subscription with ErrSubscriptionOverflow (Next
+	// returns it once the queue is drained). Zero means DefaultMaxQueued;
+	// a negative value means unbounded, as upstream. The read loop never
+	// waits for a subscriber, so this bound is what keeps a consumer that
+	// stopped reading from holding every notification of the runtime.
 	MaxQueued int
+	// MaxLineage bounds the subagent edges the Client remembers (ParentOf,
+	// session-tree scoping); past it the oldest child is forgotten. Zero
+	// means DefaultMaxLineage.
+	MaxLineage int
 	// Logger receives the connection's diagnostics (dropped lines, write
 	// failures); nil logs nothing.
 	Logger *slog.Logger
@@ -64,6 +74,15 @@ func (o *ClientOptions) resolved() ClientOptions {
 	def(&r.KillGrace, DefaultKillGrace)
 	if r.StderrLines <= 0 {
 		r.StderrLines = DefaultStderrLines
+	}
+	switch {
+	case r.MaxQueued == 0:
+		r.MaxQueued = DefaultMaxQueued
+	case r.MaxQueued < 0:
+		r.MaxQueued = 0 // unbounded
+	}
+	if r.MaxLineage <= 0 {
+		r.MaxLineage = DefaultMaxLineage
 	}
 	if r.RequestTimeout < 0 {
 		r.RequestTimeout = 0
@@ -90,10 +109,12 @@ type Client struct {
 	streams []io.Closer
 
 	mu      sync.Mutex
-	lineage map[string]string // child session -> parent session
-	subs    []*Subscription   // copied on write: the read loop takes a snapshot
-	count   uint64            // notifications received
-	closing bool              // Close has begun: no new requests
+	lineage *lineage        // child session -> parent session
+	subs    []*Subscription // copied on write: the read loop takes a snapshot
+	count   uint64          // notifications received
+	closing bool            // Close has begun: no new requests
+
+	calls sync.WaitGroup // the goroutines of calls in flight (see send)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -138,7 +159,10 @@ func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (c *Clie
 }
 
 func newClient(opts *ClientOptions) *Client {
-	return &Client{opts: opts.resolved(), lineage: map[string]string{}}
+	c := &Client{opts: opts.resolved()}
+	c.lineage = newLineage(c.opts.MaxLineage)
+	c.lineage.evicted = c.forget
+	return c
 }
 
 // registry installs the notification intake on reg (a new registry when
@@ -200,11 +224,12 @@ func (c *Client) Shutdown(ctx context.Context) error {
 }
 
 // ParentOf returns the parent session of child as recorded from
-// subagent.started (the last edge wins), and whether there is one.
+// subagent.started (the last edge wins), and whether there is one. The
+// Client remembers the last ClientOptions.MaxLineage children only.
 func (c *Client) ParentOf(child string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.lineage[child]
+	p, ok := c.lineage.parent[child]
 	return p, ok
 }
 
@@ -243,11 +268,7 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancel()
 	}
-	var res any
-	if result != nil {
-		res = result
-	}
-	err := c.conn.Call(callCtx, method, params, res)
+	err := c.send(callCtx, method, params, result)
 	var rpcErr *rpc.Error
 	switch {
 	case err == nil:
@@ -268,6 +289,51 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		return c.transportErr(err, true)
 	}
 	return err
+}
+
+// send makes the call on a goroutine of its own, so that the caller gets
+// its answer when callCtx ends even while the request is still being
+// written to a runtime that stopped reading (a Conn's Write does not
+// watch the context). That goroutine then returns once the Write does,
+// which Close brings about by closing the runtime's input; Close waits
+// for it. The result is decoded into a buffer of the goroutine's own and
+// copied to result only when the caller is still waiting.
+func (c *Client) send(callCtx context.Context, method string, params any, result *json.RawMessage) error {
+	type outcome struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	c.calls.Add(1)
+	go func() {
+		defer c.calls.Done()
+		var o outcome
+		var res any
+		if result != nil {
+			res = &o.raw
+		}
+		o.err = c.conn.Call(callCtx, method, params, res)
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		if result != nil {
+			*result = o.raw
+		}
+		return o.err
+	case <-callCtx.Done():
+	}
+	// The Call returns at once unless it is stuck in Write: give it the
+	// chance to report its own outcome first.
+	select {
+	case o := <-done:
+		if result != nil {
+			*result = o.raw
+		}
+		return o.err
+	default:
+	}
+	return callCtx.Err() // the caller classifies it by ctx and callCtx
 }
 
 // isTransportFailure reports errors that mean the runtime is unreachable.

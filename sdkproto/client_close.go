@@ -3,24 +3,40 @@ package sdkproto
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
 // Close shuts the runtime down and releases everything the Client holds;
 // it is idempotent and returns the same result every time. The steps, each
-// bounded (WIRE.md §6.4):
+// bounded by its own timer whatever the runtime does (docs/wire.md §6.4):
 //
 //  1. new requests are refused with ErrClientClosed;
 //  2. if the runtime is still reachable, shutdown is sent and awaited for
-//     at most ShutdownTimeout (a failure is not an error of Close: it is
-//     added to the stderr tail as "shutdown request failed: <msg>");
-//  3. the runtime's stdin is closed; for a launched child: wait EOFGrace,
-//     SIGTERM, wait KillGrace, SIGKILL, wait KillGrace, stopping as soon as
-//     the child is reaped (the error says when even SIGKILL did not help);
+//     at most ShutdownTimeout, also when the request cannot even be
+//     written because the runtime stopped reading (a failure is not an
+//     error of Close: it is added to the stderr tail as "shutdown request
+//     failed: <msg>");
+//  3. the runtime's stdin is closed, which also ends a Write stuck on it;
+//     for a launched child: wait EOFGrace, SIGTERM, wait KillGrace,
+//     SIGKILL, wait KillGrace, stopping as soon as the child is reaped (the
+//     error says when even SIGKILL did not help). On unix the signals go
+//     to the child's whole process group, and once the child is reaped,
+//     whatever is left of its group (grandchildren) gets SIGTERM and, after
+//     KillGrace, SIGKILL; elsewhere only the child is signalled;
 //  4. the connection is closed (pending calls fail with a
 //     *TransportClosedError caused by ErrClientClosed, subscriptions fail
 //     the same way once drained) and its streams are closed;
-//  5. Close waits for every goroutine of the Client and its connection.
+//  5. Close waits, for at most KillGrace each, for the goroutines of calls
+//     still in flight and for those of the connection, then, for a
+//     launched child, for at most 500ms for its stderr reader.
+//
+// Close therefore returns within ShutdownTimeout + EOFGrace + 5×KillGrace
+// + 500ms. When it gives up a wait of step 5 it says so in its error: that
+// happens only when the writer given to NewClient is not an io.Closer
+// whose Close ends a Write in progress, or the reader's Close does not end
+// a Read (io.Pipe, os.Pipe and net.Conn do both); the goroutine concerned
+// then ends when that Write or Read returns.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -32,6 +48,8 @@ func (c *Client) close() error {
 	c.mu.Unlock()
 
 	if c.conn.Err() == nil && (c.proc == nil || !c.proc.waitExit(0)) {
+		// callTimeout returns when its timer fires even if the request is
+		// stuck in Write (see send).
 		err := c.callTimeout(context.Background(), Shutdown.Name(), nil, nil, c.opts.ShutdownTimeout, true)
 		if err != nil && c.proc != nil {
 			c.proc.tail.add("shutdown request failed: " + err.Error())
@@ -48,7 +66,10 @@ func (c *Client) close() error {
 	for _, s := range c.streams {
 		s.Close()
 	}
-	if !c.waitConn(c.opts.KillGrace) {
+	if !waitFor(c.calls.Wait, c.opts.KillGrace) {
+		err = errors.Join(err, fmt.Errorf("sdkproto: a request still being written after %v (the runtime's input cannot be closed under it)", c.opts.KillGrace))
+	}
+	if !waitFor(func() { c.conn.Wait() }, c.opts.KillGrace) {
 		err = errors.Join(err, errors.New("sdkproto: the connection's read loop did not stop (its reader cannot be interrupted)"))
 	}
 	if c.proc != nil {
@@ -61,11 +82,11 @@ func (c *Client) close() error {
 	return err
 }
 
-// waitConn waits up to d for the connection's goroutines to return.
-func (c *Client) waitConn(d time.Duration) bool {
+// waitFor runs wait on a goroutine and waits up to d for it to return.
+func waitFor(wait func(), d time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
-		c.conn.Wait()
+		wait()
 		close(done)
 	}()
 	t := time.NewTimer(d)

@@ -122,15 +122,15 @@ func (d *DemoRuntime) Prompt(ctx context.Context, req PromptRequest) (SessionPro
 	msg := userMessage(req.Content)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.receive(req.Emitter, msg); err != nil {
+	if err := s.receive(ctx, req.Emitter, msg); err != nil {
 		return SessionPromptResult{}, err
 	}
 	if !s.running {
 		s.running = true
-		if err := req.Emitter.Status(s.id, StatusRunning); err != nil {
+		if err := req.Emitter.Status(ctx, s.id, StatusRunning); err != nil {
 			return SessionPromptResult{}, err
 		}
-		first := s.claim(req.Emitter)
+		first := s.claim(ctx, req.Emitter)
 		d.turns.add()
 		go d.work(s, req.Emitter, first)
 	}
@@ -168,8 +168,8 @@ type demoSession struct {
 }
 
 // receive appends the receipt and queues msg. Called with s.mu held.
-func (s *demoSession) receive(em *Emitter, msg Message) error {
-	_, err := em.Append(s.id, EventAgentInboxSpliced, InboxSplicedData{
+func (s *demoSession) receive(ctx context.Context, em *Emitter, msg Message) error {
+	_, err := em.Append(ctx, s.id, EventAgentInboxSpliced, InboxSplicedData{
 		Target: "next-turn", Start: int64(len(s.queue)), Inserted: []Message{msg},
 	})
 	if err == nil {
@@ -180,11 +180,11 @@ func (s *demoSession) receive(em *Emitter, msg Message) error {
 
 // claim starts the next turn with the first queued message. Called with
 // s.mu held and a non-empty queue.
-func (s *demoSession) claim(em *Emitter) Message {
+func (s *demoSession) claim(ctx context.Context, em *Emitter) Message {
 	s.turn++
 	removed := int64(1)
-	em.Append(s.id, EventTurnStart, TurnData{Turn: s.turn})
-	em.Append(s.id, EventAgentInboxSpliced, InboxSplicedData{
+	em.Append(ctx, s.id, EventTurnStart, TurnData{Turn: s.turn})
+	em.Append(ctx, s.id, EventAgentInboxSpliced, InboxSplicedData{
 		Target: "next-turn", Start: 0, RemovedCount: &removed, Inserted: []Message{},
 	})
 	msg := s.queue[0]
@@ -200,11 +200,11 @@ func (d *DemoRuntime) work(s *demoSession, em *Emitter, msg Message) {
 		s.mu.Lock()
 		if len(s.queue) == 0 || d.ctx.Err() != nil {
 			s.running = false
-			em.Status(s.id, StatusIdle)
+			em.Status(d.ctx, s.id, StatusIdle)
 			s.mu.Unlock()
 			return
 		}
-		msg = s.claim(em)
+		msg = s.claim(d.ctx, em)
 		s.mu.Unlock()
 	}
 }
@@ -251,21 +251,21 @@ func (d *DemoRuntime) runTurn(s *demoSession, em *Emitter, msg Message, turn int
 // and subagent.finished, and returns the child's answer.
 func (d *DemoRuntime) runChild(parent *demoSession, em *Emitter, prompt string) string {
 	child := d.session(newUUID(), parent.route)
-	em.SubagentStarted(parent.id, child.id)
+	em.SubagentStarted(d.ctx, parent.id, child.id)
 	child.mu.Lock()
-	child.receive(em, userMessage([]ContentBlock{TextBlock(prompt)}))
+	child.receive(d.ctx, em, userMessage([]ContentBlock{TextBlock(prompt)}))
 	child.running = true
-	em.Status(child.id, StatusRunning)
-	msg := child.claim(em)
+	em.Status(d.ctx, child.id, StatusRunning)
+	msg := child.claim(d.ctx, em)
 	child.mu.Unlock()
 
 	last := d.runTurn(child, em, msg, child.turn)
 
 	child.mu.Lock()
 	child.running = false
-	em.Status(child.id, StatusIdle)
+	em.Status(d.ctx, child.id, StatusIdle)
 	child.mu.Unlock()
-	em.SubagentFinished(SubagentFinishedParams{
+	em.SubagentFinished(d.ctx, SubagentFinishedParams{
 		Provider: "spawn", AgentID: child.id, ParentSessionID: parent.id, ChildSessionID: child.id,
 		Status: RunOK, StopReason: StopCompleted, LastAssistantMessage: last,
 	})
@@ -295,7 +295,7 @@ func (t *demoTurn) emitSurface(ev Event, data any) int64 {
 	if ev.Type == EventUserMessage || ev.Type == EventAssistantMessage || ev.Type == EventToolResult {
 		ev.SurfaceOp = AppendOp()
 	}
-	ev, t.err = t.em.AppendEvent(t.s.id, ev)
+	ev, t.err = t.em.AppendEvent(t.d.ctx, t.s.id, ev)
 	return ev.Seq
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
@@ -15,49 +17,126 @@ import (
 var ErrNotServing = errors.New("sdkproto: the server is not serving a connection")
 
 // Emitter sends the four server notifications to the connection its
-// Server serves. It is safe for use from any goroutine, and notifications
-// are written in the order the calls were made: one mutex covers both the
-// seq assignment of Append and the write, so concurrent appends to one
-// session can never be written out of seq order.
+// Server serves. It is safe for use from any goroutine.
+//
+// Each session has an order of its own: the notifications of one session
+// (its events and statuses, and the subagent notifications whose parent it
+// is) are written one at a time, in the order the calls were made, and
+// the seq that AppendEvent assigns is taken and written under that
+// session's turn, so concurrent appends to one session are never written
+// out of seq order. Sessions do not wait for each other's turn, and no
+// lock is held across a write other than that session's.
+//
+// Every method takes a context: it bounds the wait for the session's turn
+// and for the write, so that a client that stopped reading makes calls
+// fail with ctx.Err() instead of freezing the runtime (a call with a
+// context that cannot end waits for as long as the write takes). A call
+// whose context ended while its notification was being written returns
+// ctx.Err(); the write goes on, and the session's next call waits (under
+// its own context) for it to end, so that the session's order holds and
+// AppendEvent's seqs stay contiguous whatever its outcome.
 //
 // Once shutdown began, every method writes nothing and returns
 // ErrShuttingDown, as upstream removes its subscriptions before it tears
 // the runtime down.
 type Emitter struct {
-	s *Server
+	s        *Server
+	silenced atomic.Bool
 
-	mu       sync.Mutex
-	silenced bool
-	next     map[string]int64 // next seq per session
+	mu       sync.Mutex // guards sessions only; never held across a write
+	sessions map[string]*emitSession
+}
+
+// emitSession is one session's turn (a one-slot semaphore, so that waiting
+// for it can honour a context) and its next seq, guarded by the turn.
+type emitSession struct {
+	turn chan struct{}
+	next int64
 }
 
 func newEmitter(s *Server) *Emitter {
-	return &Emitter{s: s, next: map[string]int64{}}
+	return &Emitter{s: s, sessions: map[string]*emitSession{}}
 }
 
 // silence stops every later notification.
-func (e *Emitter) silence() {
+func (e *Emitter) silence() { e.silenced.Store(true) }
+
+// acquire waits for sessionID's turn.
+func (e *Emitter) acquire(ctx context.Context, sessionID string) (*emitSession, error) {
 	e.mu.Lock()
-	e.silenced = true
+	st := e.sessions[sessionID]
+	if st == nil {
+		st = &emitSession{turn: make(chan struct{}, 1)}
+		e.sessions[sessionID] = st
+	}
 	e.mu.Unlock()
+	select {
+	case st.turn <- struct{}{}:
+		return st, nil
+	default:
+	}
+	select {
+	case st.turn <- struct{}{}:
+		return st, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
-// send writes one notification under the lock.
-func send[P any](e *Emitter, n rpc.Notification[P], params P) error {
-	if e.silenced {
-		return ErrShuttingDown
+func (st *emitSession) release() { <-st.turn }
+
+// errPending reports a write still in progress when the context ended.
+var errPending = errors.New("sdkproto: the notification was still being written")
+
+// send writes one notification during st's turn, then runs written (when
+// not nil) with the write's outcome, still during the turn, and gives the
+// turn up. When ctx ends first, send returns ctx.Err() and the write goes
+// on on a goroutine of its own (a Conn's Write does not watch the
+// context), which finishes the turn when the write ends.
+func send[P any](ctx context.Context, e *Emitter, st *emitSession, n rpc.Notification[P], params P, written func(error)) error {
+	var err error
+	switch c := e.s.conn.Load(); {
+	case e.silenced.Load():
+		err = ErrShuttingDown
+	case c == nil:
+		err = ErrNotServing
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case ctx.Done() == nil:
+		err = n.Notify(ctx, c, params)
+		if written != nil {
+			written(err)
+		}
+	default:
+		done := make(chan error, 1)
+		go func() {
+			err := n.Notify(context.WithoutCancel(ctx), c, params)
+			if written != nil {
+				written(err)
+			}
+			st.release()
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			select {
+			case err := <-done:
+				return err
+			default:
+				return fmt.Errorf("%w (%w)", ctx.Err(), errPending)
+			}
+		}
 	}
-	c := e.s.conn.Load()
-	if c == nil {
-		return ErrNotServing
-	}
-	return n.Notify(context.Background(), c, params)
+	st.release()
+	return err
 }
 
 // Append appends an event of type typ with data (encoded with
 // encoding/json; a json.RawMessage is used as is) to the session's log
 // and sends it: see AppendEvent.
-func (e *Emitter) Append(sessionID string, typ EventType, data any) (Event, error) {
+func (e *Emitter) Append(ctx context.Context, sessionID string, typ EventType, data any) (Event, error) {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
 		var err error
@@ -65,56 +144,70 @@ func (e *Emitter) Append(sessionID string, typ EventType, data any) (Event, erro
 			return Event{}, err
 		}
 	}
-	return e.AppendEvent(sessionID, Event{Type: typ, Data: raw})
+	return e.AppendEvent(ctx, sessionID, Event{Type: typ, Data: raw})
 }
 
 // AppendEvent assigns ev the session's next seq (contiguous per session,
 // from 0) and, when ev.Time is zero, the current time in epoch
 // milliseconds, then sends it as session.event. It returns the event as
-// sent. A seq is consumed only when the event was written, so that the
-// seqs a client sees have no gaps.
-func (e *Emitter) AppendEvent(sessionID string, ev Event) (Event, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ev.Seq = e.next[sessionID]
+// sent. A seq is used up only when the event was written, so that the
+// seqs a client sees have no gaps (when ctx ended during the write, the
+// session's next call learns whether it was).
+func (e *Emitter) AppendEvent(ctx context.Context, sessionID string, ev Event) (Event, error) {
+	st, err := e.acquire(ctx, sessionID)
+	if err != nil {
+		return ev, err
+	}
+	ev.Seq = st.next
 	if ev.Time == 0 {
 		ev.Time = e.now().UnixMilli()
 	}
-	if err := send(e, SessionEvent, SessionEventParams{SessionID: sessionID, Event: ev}); err != nil {
-		return ev, err
-	}
-	e.next[sessionID] = ev.Seq + 1
-	return ev, nil
+	err = send(ctx, e, st, SessionEvent, SessionEventParams{SessionID: sessionID, Event: ev}, func(err error) {
+		if err == nil {
+			st.next = ev.Seq + 1
+		}
+	})
+	return ev, err
 }
 
 // Event sends ev as it is (its seq and time are the caller's) as
 // session.event, for a runtime that keeps its own session logs.
-func (e *Emitter) Event(sessionID string, ev Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return send(e, SessionEvent, SessionEventParams{SessionID: sessionID, Event: ev})
+func (e *Emitter) Event(ctx context.Context, sessionID string, ev Event) error {
+	st, err := e.acquire(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	return send(ctx, e, st, SessionEvent, SessionEventParams{SessionID: sessionID, Event: ev}, nil)
 }
 
 // Status sends session.status: the session's agent entered status.
-func (e *Emitter) Status(sessionID string, status Status) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return send(e, SessionStatus, SessionStatusParams{SessionID: sessionID, Status: status})
+func (e *Emitter) Status(ctx context.Context, sessionID string, status Status) error {
+	st, err := e.acquire(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	return send(ctx, e, st, SessionStatus, SessionStatusParams{SessionID: sessionID, Status: status}, nil)
 }
 
-// SubagentStarted sends subagent.started: child was created with parent
-// as its parent session. Send it before the child's first event.
-func (e *Emitter) SubagentStarted(parentSessionID, childSessionID string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return send(e, SubagentStarted, SubagentStartedParams{ParentSessionID: parentSessionID, ChildSessionID: childSessionID})
+// SubagentStarted sends subagent.started, in the parent session's order:
+// child was created with parent as its parent session. Send it before the
+// child's first event.
+func (e *Emitter) SubagentStarted(ctx context.Context, parentSessionID, childSessionID string) error {
+	st, err := e.acquire(ctx, parentSessionID)
+	if err != nil {
+		return err
+	}
+	return send(ctx, e, st, SubagentStarted, SubagentStartedParams{ParentSessionID: parentSessionID, ChildSessionID: childSessionID}, nil)
 }
 
-// SubagentFinished sends subagent.finished for a local subagent run.
-func (e *Emitter) SubagentFinished(p SubagentFinishedParams) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return send(e, SubagentFinished, p)
+// SubagentFinished sends subagent.finished for a local subagent run, in
+// the parent session's order.
+func (e *Emitter) SubagentFinished(ctx context.Context, p SubagentFinishedParams) error {
+	st, err := e.acquire(ctx, p.ParentSessionID)
+	if err != nil {
+		return err
+	}
+	return send(ctx, e, st, SubagentFinished, p, nil)
 }
 
 func (e *Emitter) now() time.Time {

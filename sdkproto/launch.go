@@ -22,7 +22,11 @@ import (
 //
 // Launch does not send initialize: call Initialize next. A failure to
 // start is a *TransportClosedError whose cause starts with "spawn error:".
-// Close runs the teardown ladder and reaps the child.
+// Close runs the teardown ladder and reaps the child. On unix the child
+// is started as the leader of a new process group (SysProcAttr.Setpgid,
+// unless cmd already asks for Setsid or for another group), so that Close
+// also ends the processes it started; on other platforms only the child
+// itself is signalled, and its own children may outlive the Client.
 func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	if cmd.Process != nil || cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("sdkproto: Launch needs an unstarted exec.Cmd without Stdin and Stdout")
@@ -42,6 +46,7 @@ func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
 	copyTo := cmd.Stderr
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	group := ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, copyTo
 		closeFiles(pipes[:]...)
@@ -49,7 +54,7 @@ func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	}
 	closeFiles(stdinR, stdoutW, stderrW) // the child holds its own copies
 
-	p := &process{cmd: cmd, tail: newTail(c.opts.StderrLines), exited: make(chan struct{}), stderrDone: make(chan struct{}), stderr: stderrR}
+	p := &process{cmd: cmd, group: group, tail: newTail(c.opts.StderrLines), exited: make(chan struct{}), stderrDone: make(chan struct{}), stderr: stderrR}
 	p.wg.Add(2)
 	go p.readStderr(copyTo)
 	go p.wait()
@@ -72,6 +77,7 @@ func closeFiles(fs ...*os.File) {
 // process is the runtime child of a launched Client.
 type process struct {
 	cmd    *exec.Cmd
+	group  bool // the child leads a process group of its own (unix)
 	tail   *tail
 	stderr *os.File // the read end of the child's stderr
 
@@ -122,27 +128,73 @@ func (p *process) status() (exited bool, code int, signal string) {
 	return true, code, signal
 }
 
-// stop runs the teardown ladder of WIRE.md §6.4 after the shutdown
+// stop runs the teardown ladder of docs/wire.md §6.4 after the shutdown
 // request: close stdin and wait eofGrace; SIGTERM and wait grace; SIGKILL
-// and wait grace. Every step is bounded; the error says the child could
-// not be reaped.
+// and wait grace. Signals go to the child's process group when it has one,
+// and once the child is reaped, what is left of its group is swept (see
+// sweep). Every step is bounded; the error says the child could not be
+// reaped.
 func (p *process) stop(stdin io.Closer, eofGrace, grace time.Duration) error {
 	stdin.Close() // also when the child is gone: the pipe must not leak
 	if p.waitExit(0) || p.waitExit(eofGrace) {
+		p.sweep(grace)
 		return nil
 	}
 	// The real runtime does not exit on stdin EOF; SIGTERM disposes it.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.waitExit(grace) {
+	if err := p.signal(syscall.SIGTERM); err == nil && p.waitExit(grace) {
+		p.sweep(grace)
 		return nil
 	}
 	how := "accepted"
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := p.signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		how = "refused"
 	}
 	if p.waitExit(grace) {
+		p.sweep(grace)
 		return nil
 	}
 	return fmt.Errorf("runtime process did not exit within %dms after SIGKILL was %s", grace.Milliseconds(), how)
+}
+
+// signal sends sig to the child's process group, or to the child alone
+// when it has none (or the group is gone).
+func (p *process) signal(sig syscall.Signal) error {
+	if p.group && signalGroup(p.cmd.Process.Pid, sig) == nil {
+		return nil
+	}
+	if sig == syscall.SIGKILL {
+		return p.cmd.Process.Kill()
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// sweepPoll is how often sweep looks whether the group is gone: the
+// processes left in it are not the Client's children, so there is no
+// exit to wait for.
+const sweepPoll = 5 * time.Millisecond
+
+// sweep ends the processes left in the child's group after the child was
+// reaped (grandchildren that kept running): SIGTERM, up to grace for them
+// to go, then SIGKILL, which is not waited for (they are reaped by
+// whoever inherited them). It takes at most grace.
+func (p *process) sweep(grace time.Duration) {
+	pid := p.cmd.Process.Pid
+	if !p.group || !groupAlive(pid) {
+		return
+	}
+	signalGroup(pid, syscall.SIGTERM)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(sweepPoll)
+	defer tick.Stop()
+	for groupAlive(pid) {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			signalGroup(pid, syscall.SIGKILL)
+			return
+		}
+	}
 }
 
 // readStderr keeps the tail of the child's stderr and copies it to copyTo.

@@ -49,7 +49,17 @@ func (c *Client) Run(ctx context.Context, sessionID string, blocks ...ContentBlo
 // notification as it arrives, before the next is read: this is how a
 // caller renders a reply while it streams (see Notification.TextDelta).
 // An error from each stops the run and is returned.
+//
+// Like Run, RunFunc keeps every event and notification of the interval in
+// the RunResult it returns, so its memory grows with the turn; Stream keeps
+// none of them.
 func (c *Client) RunFunc(ctx context.Context, sessionID string, each func(Notification) error, blocks ...ContentBlock) (*RunResult, error) {
+	return c.run(ctx, sessionID, each, true, blocks...)
+}
+
+// run is Run; keep says whether the result collects the events and
+// notifications (Stream only yields them).
+func (c *Client) run(ctx context.Context, sessionID string, each func(Notification) error, keep bool, blocks ...ContentBlock) (*RunResult, error) {
 	sub := c.SubscribeSessionTree(sessionID)
 	defer sub.Close()
 	msgID, err := c.Prompt(ctx, sessionID, blocks...)
@@ -81,15 +91,21 @@ func (c *Client) RunFunc(ctx context.Context, sessionID string, each func(Notifi
 			if err := ev.CheckRunEvent(); err != nil {
 				return nil, err
 			}
-			res.Events = append(res.Events, ev.Event)
+			if keep {
+				res.Events = append(res.Events, ev.Event)
+			}
 			switch ev.Event.Type {
 			case EventAssistantMessage:
-				lastAssistant = ev.Event
+				if keep {
+					lastAssistant = ev.Event
+				}
 			case EventTurnEnd:
 				res.FinishReason, _ = ev.Event.TurnEndReasonKind()
 			}
 		}
-		res.Notifications = append(res.Notifications, n)
+		if keep {
+			res.Notifications = append(res.Notifications, n)
+		}
 		if each != nil {
 			if err := each(n); err != nil {
 				return nil, err
@@ -138,14 +154,18 @@ var errStreamStopped = errors.New("sdkproto: stream stopped")
 // it arrives, then ends; a failure is yielded last, with a zero
 // Notification. Breaking out of the loop stops waiting for the run (the
 // turn goes on in the runtime).
+//
+// Stream keeps nothing it has yielded: its memory is that of the notifications the runtime sent and
+// the loop has not taken yet, which the subscription queues (at most
+// ClientOptions.MaxQueued of them).
 func (c *Client) Stream(ctx context.Context, sessionID string, blocks ...ContentBlock) iter.Seq2[Notification, error] {
 	return func(yield func(Notification, error) bool) {
-		_, err := c.RunFunc(ctx, sessionID, func(n Notification) error {
+		_, err := c.run(ctx, sessionID, func(n Notification) error {
 			if !yield(n, nil) {
 				return errStreamStopped
 			}
 			return nil
-		}, blocks...)
+		}, false, blocks...)
 		if err != nil && !errors.Is(err, errStreamStopped) {
 			yield(Notification{}, err)
 		}

@@ -232,7 +232,7 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 	}
 	_, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("late", "hi"))
 	wantRPCError(t, err, "SDK server is shutting down")
-	if err := srv.Emitter().Status("late", sdkproto.StatusIdle); !errors.Is(err, sdkproto.ErrShuttingDown) {
+	if err := srv.Emitter().Status(context.Background(), "late", sdkproto.StatusIdle); !errors.Is(err, sdkproto.ErrShuttingDown) {
 		t.Fatalf("emit during shutdown: %v", err)
 	}
 	close(rt.release)
@@ -305,7 +305,7 @@ func TestEmitterOrdering(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				sid := fmt.Sprint("s", g%3)
-				if _, err := srv.Emitter().Append(sid, "demo/tick", map[string]int{"g": g, "i": i}); err != nil {
+				if _, err := srv.Emitter().Append(context.Background(), sid, "demo/tick", map[string]int{"g": g, "i": i}); err != nil {
 					t.Error(err)
 					return
 				}

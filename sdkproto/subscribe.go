@@ -105,49 +105,13 @@ func (c *Client) intake(_ context.Context, method string, params json.RawMessage
 		child, okC := n.str("childSessionId")
 		// Upstream records only edges between two distinct non-empty ids.
 		if okP && okC && parent != "" && child != "" && parent != child {
-			c.lineage[child] = parent
+			c.lineage.add(child, parent)
 		}
 	}
 	subs := c.subs
 	c.mu.Unlock()
 	for _, s := range subs {
 		s.offer(n)
-	}
-}
-
-// inTree reports whether session is root or descends from it through the
-// lineage. The upward walk keeps a visited set, so a cycle ends it.
-func (c *Client) inTree(root, session string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	seen := map[string]bool{}
-	for s := session; !seen[s]; {
-		if s == root {
-			return true
-		}
-		seen[s] = true
-		parent, ok := c.lineage[s]
-		if !ok {
-			return false
-		}
-		s = parent
-	}
-	return false
-}
-
-// treeFilter is the session-tree scoping of WIRE.md §6.2.
-func (c *Client) treeFilter(root string) func(Notification) bool {
-	return func(n Notification) bool {
-		switch n.Method {
-		case SubagentStarted.Name(), SubagentFinished.Name():
-			if parent, ok := n.str("parentSessionId"); ok && c.inTree(root, parent) {
-				return true
-			}
-			child, ok := n.str("childSessionId")
-			return ok && child == root
-		}
-		s, ok := n.SessionID()
-		return ok && c.inTree(root, s)
 	}
 }
 
@@ -158,6 +122,7 @@ func (c *Client) treeFilter(root string) func(Notification) bool {
 type Subscription struct {
 	c      *Client
 	filter func(Notification) bool
+	tree   *sessionTree // of SubscribeSessionTree; touched by the read loop only
 
 	mu     sync.Mutex
 	queue  []Notification
@@ -173,7 +138,7 @@ type Subscription struct {
 // A subscription made after Close or after the runtime's output ended
 // receives nothing and its Next fails at once.
 func (c *Client) Subscribe(filter func(Notification) bool) *Subscription {
-	s := &Subscription{c: c, filter: filter, signal: make(chan struct{}, 1), done: make(chan struct{})}
+	s := newSubscription(c, filter)
 	c.mu.Lock()
 	c.subs = append(c.subs[:len(c.subs):len(c.subs)], s)
 	c.mu.Unlock()
@@ -186,8 +151,36 @@ func (c *Client) Subscribe(filter func(Notification) bool) *Subscription {
 // child is root; and any other method whose params.sessionId is root or a
 // descendant. Descendants are known from the subagent.started edges the
 // Client has seen, before or after the subscription was made.
+//
+// The subscription knows the tree's members as a set that the read loop
+// keeps current, so scoping costs the same for any depth; it is built
+// from the Client's lineage when the subscription is made (which costs
+// time linear in the lineage, at most ClientOptions.MaxLineage edges). A
+// child re-parented out of the tree leaves it, but its own descendants
+// stay until they are re-parented too.
 func (c *Client) SubscribeSessionTree(root string) *Subscription {
-	return c.Subscribe(c.treeFilter(root))
+	t := &sessionTree{root: root}
+	s := newSubscription(c, t.filter)
+	s.tree = t
+	c.mu.Lock()
+	t.members = c.lineage.descendants(root)
+	c.subs = append(c.subs[:len(c.subs):len(c.subs)], s)
+	c.mu.Unlock()
+	return s
+}
+
+func newSubscription(c *Client, filter func(Notification) bool) *Subscription {
+	return &Subscription{c: c, filter: filter, signal: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// forget drops a child the lineage forgot from the trees of the
+// subscriptions. Called by the read loop with c.mu held.
+func (c *Client) forget(child string) {
+	for _, s := range c.subs {
+		if s.tree != nil && s.tree.root != child {
+			delete(s.tree.members, child)
+		}
+	}
 }
 
 // offer queues n if the filter accepts it.

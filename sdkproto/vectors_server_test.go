@@ -71,14 +71,14 @@ func (r *vecRuntime) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sd
 	id := "6f1d2c3a-0b4e-4f5a-8c6d-7e8f9a0b1c2d"
 	msg := json.RawMessage(`{"id":"` + id + `","role":"user","content":` + string(content) + `,"source":{"kind":"user"}}`)
 	em := req.Emitter
-	if _, err := em.Append(req.SessionID, sdkproto.EventAgentInboxSpliced, map[string]any{
+	if _, err := em.Append(ctx, req.SessionID, sdkproto.EventAgentInboxSpliced, map[string]any{
 		"target": "next-turn", "start": 0, "inserted": []json.RawMessage{msg},
 	}); err != nil {
 		return sdkproto.SessionPromptResult{}, err
 	}
 	if !r.sessions[req.SessionID] {
 		r.sessions[req.SessionID] = true
-		em.Status(req.SessionID, sdkproto.StatusRunning)
+		em.Status(ctx, req.SessionID, sdkproto.StatusRunning)
 	}
 	return sdkproto.SessionPromptResult{MessageID: id}, nil
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,14 +14,16 @@ import (
 
 	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/wire"
+	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
-const checkUsage = `Usage: dshrpc check [--strict] [FILE|-]
+const checkUsage = `Usage: dshrpc check [--strict] [--max-frame-size N] [FILE|-]...
 
-Read a transcript and report every frame that breaks the wire contract
-(WIRE.md §2-§5), with its line number, then a summary. FILE (default: stdin)
-holds one of:
+Read transcripts and report every frame that breaks the wire contract
+(docs/wire.md §2-§6), with its line number, as it is found; then a summary
+per file, and a total when there are several. With no FILE, or "-", read
+stdin. A file holds one of:
 
   - raw frames, one JSON-RPC line each (directions are then inferred);
   - a transcript: {"dir":"c2s"|"s2c","frame":"<the exact line>"} per line,
@@ -30,8 +32,9 @@ holds one of:
 
 Problems (each makes the exit status 1):
   malformed           a line that is not valid JSON, not an object, neither a
-                      request, a response nor a notification; a bad transcript
-                      line; an unterminated last line
+                      request, a response nor a notification; a frame longer
+                      than the maximum frame size (a reader skips it); a bad
+                      transcript line; an unterminated last line
   unknown-method      a method that the sender's side of the protocol lacks
   bad-payload         params or a result that do not decode or validate
                       (initialize params, prompt content, results, error
@@ -42,9 +45,21 @@ Problems (each makes the exit status 1):
 Warnings (exit status 1 only with --strict):
   seq-gap             a session's events skip seqs (or do not start at 0)
   early-prompt        session/prompt before any initialize succeeded
+  run-unfinished      a prompt was answered, but the transcript ends (without
+                      a shutdown) before what a client's run awaits: the
+                      receipt of the message, then the session's idle
+                      (docs/wire.md §6.3)
+  not-checked         a frame a tap log holds cut short ("truncated":true)
+
+Memory is bounded whatever the size of the input: lines are read up to
+twice the maximum frame size (transcript lines quote their frame), and the
+tables of ids and sessions keep the latest 65536 entries (a request still
+unanswered when it is forgotten is reported then).
 
 Flags:
-  --strict   warnings count as problems
+  --strict              warnings count as problems
+  --max-frame-size N    the longest frame a reader accepts, in bytes
+                        (default 67108864, the rpc default)
 `
 
 // Problem and warning kinds, as printed.
@@ -57,107 +72,150 @@ const (
 	kSeqOrder   = "seq-order"
 	kSeqGap     = "seq-gap"
 	kEarly      = "early-prompt"
+	kUnfinished = "run-unfinished"
+	kNotChecked = "not-checked"
 )
 
 // warningKinds do not fail a check unless --strict: the real runtime shows
 // them in normal operation (a subagent child's first forwarded event has
 // seq 2) or the contract leaves them to the runtime (HEAD accepts a prompt
-// before initialize).
-var warningKinds = map[string]bool{kSeqGap: true, kEarly: true}
+// before initialize), or the transcript may just have been cut short.
+var warningKinds = map[string]bool{kSeqGap: true, kEarly: true, kUnfinished: true, kNotChecked: true}
+
+// checkTable bounds each of check's tables (pending requests, answered
+// ids, sessions), so that a transcript of any length is checked in bounded
+// memory.
+const checkTable = 1 << 16
 
 func checkCmd(e *env, args []string) int {
 	fs := newFlagSet("check")
 	strict := fs.Bool("strict", false, "")
+	maxFrame := fs.Int("max-frame-size", rpc.DefaultMaxFrameSize, "")
 	pos, code, err := parseArgs(e, "check", checkUsage, fs, args, true)
 	if err != nil {
 		return code
 	}
-	if len(pos) > 1 {
-		return usageError(e, "check", fmt.Errorf("one FILE at most, got %d", len(pos)))
+	if *maxFrame <= 0 {
+		return usageError(e, "check", fmt.Errorf("--max-frame-size must be positive, got %d", *maxFrame))
 	}
-	name, in := "-", e.stdin
-	if len(pos) == 1 && pos[0] != "-" {
-		f, err := os.Open(pos[0])
-		if err != nil {
-			fmt.Fprintf(e.stderr, "dshrpc check: %v\n", err)
-			return exitUsage
+	if len(pos) == 0 {
+		pos = []string{"-"}
+	}
+	total := &report{}
+	status, checked := exitOK, 0
+	for _, name := range pos {
+		label, in := "<stdin>", e.stdin
+		if name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "dshrpc check: %v\n", err)
+				status = exitUsage
+				continue
+			}
+			label, in = name, f
 		}
-		defer f.Close()
-		name, in = pos[0], f
+		rep := &report{out: e.stdout, name: label}
+		err := checkTranscript(in, rep, *maxFrame)
+		if f, ok := in.(*os.File); ok && name != "-" {
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "dshrpc check: reading %s: %v\n", label, err)
+			status = exitUsage
+			continue
+		}
+		rep.summary()
+		total.addUp(rep)
+		checked++
+		if status == exitOK && (rep.problems() > 0 || *strict && rep.findings() > 0) {
+			status = exitFailed
+		}
 	}
-	rep, err := checkTranscript(in)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "dshrpc check: reading %s: %v\n", name, err)
-		return exitUsage
+	if len(pos) > 1 {
+		total.out, total.name = e.stdout, "total"
+		total.format = fmt.Sprintf("%d %s", checked, plural(checked, "file"))
+		total.summary()
 	}
-	label := name
-	if name == "-" {
-		label = "<stdin>"
-	}
-	rep.print(e.stdout, label)
-	if rep.problems() > 0 || *strict && len(rep.findings) > 0 {
-		return exitFailed
-	}
-	return exitOK
+	return status
 }
 
-// finding is one problem or warning.
-type finding struct {
-	line int
-	kind string
-	msg  string
-}
-
-// report is the outcome of a check.
+// report is the outcome of checking one transcript, or the total of
+// several: findings are printed as they are found and only counted.
 type report struct {
-	format                           string // "raw frames" or "transcript"
+	out                              io.Writer
+	name                             string
+	format                           string // "raw frames", "transcript", "empty"
 	lines, frames                    int
 	requests, responses, notifs, bad int
-	findings                         []finding
+	counts                           map[string]int // findings by kind
 }
 
+// add prints one finding at once.
 func (r *report) add(line int, kind, format string, args ...any) {
-	r.findings = append(r.findings, finding{line, kind, fmt.Sprintf(format, args...)})
+	if r.counts == nil {
+		r.counts = map[string]int{}
+	}
+	r.counts[kind]++
+	warn := ""
+	if warningKinds[kind] {
+		warn = "warning: "
+	}
+	fmt.Fprintf(r.out, "%s:%d: %s%s: %s\n", r.name, line, warn, kind, fmt.Sprintf(format, args...))
+}
+
+func (r *report) findings() int {
+	n := 0
+	for _, c := range r.counts {
+		n += c
+	}
+	return n
 }
 
 func (r *report) problems() int {
 	n := 0
-	for _, f := range r.findings {
-		if !warningKinds[f.kind] {
-			n++
+	for k, c := range r.counts {
+		if !warningKinds[k] {
+			n += c
 		}
 	}
 	return n
 }
 
-// print writes the findings in line order, then the summary.
-func (r *report) print(w io.Writer, name string) {
-	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].line < r.findings[j].line })
-	counts := map[string]int{}
-	for _, f := range r.findings {
-		counts[f.kind]++
-		warn := ""
-		if warningKinds[f.kind] {
-			warn = "warning: "
+// addUp adds o's counts to r.
+func (r *report) addUp(o *report) {
+	r.lines += o.lines
+	r.frames += o.frames
+	r.requests += o.requests
+	r.responses += o.responses
+	r.notifs += o.notifs
+	r.bad += o.bad
+	for k, c := range o.counts {
+		if r.counts == nil {
+			r.counts = map[string]int{}
 		}
-		fmt.Fprintf(w, "%s:%d: %s%s: %s\n", name, f.line, warn, f.kind, f.msg)
+		r.counts[k] += c
 	}
-	p, wn := r.problems(), len(r.findings)-r.problems()
-	fmt.Fprintf(w, "%s: %s, %d %s, %d %s (%d %s, %d %s, %d %s): ", name, r.format,
+}
+
+// summary prints the summary line.
+func (r *report) summary() {
+	w := r.out
+	p, wn := r.problems(), r.findings()-r.problems()
+	fmt.Fprintf(w, "%s: %s, %d %s, %d %s (%d %s, %d %s, %d %s): ", r.name, r.format,
 		r.lines, plural(r.lines, "line"), r.frames, plural(r.frames, "frame"), r.requests, plural(r.requests, "request"),
 		r.responses, plural(r.responses, "response"), r.notifs, plural(r.notifs, "notification"))
-	if len(r.findings) == 0 {
+	if p+wn == 0 {
 		fmt.Fprintln(w, "ok")
 		return
 	}
 	var kinds []string
-	for k := range counts {
+	for k := range r.counts {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	var parts []string
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", k, r.counts[k]))
 	}
 	fmt.Fprintf(w, "%d %s, %d %s (%s)\n", p, plural(p, "problem"), wn, plural(wn, "warning"), strings.Join(parts, ", "))
 }
@@ -169,7 +227,7 @@ func plural(n int, s string) string {
 	return s + "s"
 }
 
-// The protocol's methods, by sender (WIRE.md §1).
+// The protocol's methods, by sender (docs/wire.md §1).
 var (
 	clientRequests      = map[string]bool{"initialize": true, "session/prompt": true, "shutdown": true}
 	serverNotifications = map[string]bool{"session.event": true, "session.status": true, "subagent.started": true, "subagent.finished": true}
@@ -182,67 +240,113 @@ const (
 
 // pending is a request waiting for its response.
 type pending struct {
-	line   int
-	dir    string
-	method string
-	id     string // as written
+	line    int
+	dir     string
+	method  string
+	id      string // as written
+	session string // of a session/prompt
 }
 
-// checker holds the state of a check across frames.
+// run is a prompt whose reply gave a message id: what a client's Run then
+// awaits (docs/wire.md §6.3) is the receipt of that message on the session,
+// then the session's idle.
+type run struct {
+	line    int    // of the reply
+	msgID   string // the message id of the reply
+	receipt bool   // the receipt was seen
+}
+
+// sessionRuns is what check knows of one session's runs.
+type sessionRuns struct {
+	runs     []*run
+	receipts []string // ids received before the reply named them (the receipt comes first)
+}
+
+// maxEarlyReceipts bounds the receipts kept per session for replies not
+// yet read.
+const maxEarlyReceipts = 64
+
+// checker holds the state of a check across frames; every table is
+// bounded by checkTable.
 type checker struct {
 	rep      *report
+	maxFrame int
 	scanner  wire.Scanner
-	pending  map[string]*pending // by direction + id key
-	answered map[string]int      // by direction + id key: the line of the response
-	seqs     map[string]int64    // per session: last seq seen
-	initOK   bool                // an initialize succeeded
+	pending  *fifoMap[string, *pending] // by direction + id key
+	answered *fifoMap[string, int]      // by direction + id key: the line of the response
+	seqs     *fifoMap[string, int64]    // per session: last seq seen
+	runs     *fifoMap[string, *sessionRuns]
+	initOK   bool // an initialize succeeded
+	shutdown int  // line of the last c2s shutdown request, 0 if none
 }
 
-// checkTranscript reads a transcript or raw frames and checks every frame.
-func checkTranscript(in io.Reader) (*report, error) {
-	c := &checker{rep: &report{}, pending: map[string]*pending{}, answered: map[string]int{}, seqs: map[string]int64{}}
-	br := bufio.NewReaderSize(in, 64<<10)
+// checkTranscript reads a transcript or raw frames, checks every frame and
+// reports to rep as it goes. It holds at most one line in memory: lines
+// are read with the project's line reader, up to twice maxFrame bytes
+// (a transcript line quotes its frame); a longer line is skipped unread.
+func checkTranscript(in io.Reader, rep *report, maxFrame int) error {
+	c := &checker{
+		rep: rep, maxFrame: maxFrame,
+		pending:  newFIFOMap[string, *pending](checkTable),
+		answered: newFIFOMap[string, int](checkTable),
+		seqs:     newFIFOMap[string, int64](checkTable),
+		runs:     newFIFOMap[string, *sessionRuns](checkTable),
+	}
+	lineMax := 2*maxFrame + 4096
+	lr := lines.NewReader(in, lineMax)
 	wrapped, decided := false, false
+	decide := func(raw []byte) {
+		wrapped, decided = isTranscriptLine(raw), true
+		if wrapped {
+			c.rep.format = "transcript"
+		} else {
+			c.rep.format = "raw frames"
+		}
+	}
 	for n := 1; ; n++ {
-		raw, err := br.ReadBytes('\n')
-		if len(raw) == 0 && err != nil {
+		ev, tail, err := lr.Next()
+		if err != nil {
+			if tail > 0 {
+				c.rep.lines++
+				c.rep.add(n, kMalformed, "unterminated last line (%d bytes): the reader discards it (docs/wire.md §2.1)", tail)
+			}
 			if err == io.EOF {
 				break
 			}
-			return nil, err
+			return err
 		}
 		c.rep.lines++
-		terminated := bytes.HasSuffix(raw, []byte("\n"))
-		raw = bytes.TrimSuffix(raw, []byte("\n"))
-		if !decided {
+		raw := ev.Line
+		if !ev.Oversize && !decided {
 			if len(lines.TrimSpace(raw)) == 0 {
 				continue
 			}
-			wrapped, decided = isTranscriptLine(raw), true
-			if wrapped {
-				c.rep.format = "transcript"
-			} else {
-				c.rep.format = "raw frames"
+			decide(raw)
+		}
+		if ev.Oversize || !wrapped && len(raw) > maxFrame {
+			if !decided {
+				c.rep.format, decided = "raw frames", true
 			}
+			c.rep.frames++
+			c.rep.bad++
+			if wrapped {
+				c.rep.add(n, kMalformed, "a transcript line of %d bytes, longer than twice the maximum frame size (%d): skipped unread", ev.Size, maxFrame)
+			} else {
+				c.rep.add(n, kMalformed, "a line of %d bytes, longer than the maximum frame size (%d): the reader skips it", ev.Size, maxFrame)
+			}
+			continue
 		}
 		if wrapped {
 			c.transcriptLine(n, raw)
 		} else {
-			if !terminated && len(lines.TrimSpace(raw)) > 0 {
-				c.rep.add(n, kMalformed, "unterminated last line: the reader discards it (WIRE §2.1.5)")
-				continue
-			}
 			c.frame(n, "", raw)
-		}
-		if err != nil {
-			break
 		}
 	}
 	if !decided {
 		c.rep.format = "empty"
 	}
 	c.finish()
-	return c.rep, nil
+	return nil
 }
 
 // isTranscriptLine tells a transcript line from a raw frame: an object
@@ -289,20 +393,50 @@ func (c *checker) transcriptLine(n int, raw []byte) {
 	default:
 		frame = fr // the frame itself, as JSON
 	}
+	var truncated bool
+	json.Unmarshal(m["truncated"], &truncated)
+	if truncated {
+		var size int64
+		json.Unmarshal(m["size"], &size)
+		c.rep.frames++
+		if size > int64(c.maxFrame) {
+			c.rep.bad++
+			c.rep.add(n, kMalformed, "%sa frame of %d bytes, longer than the maximum frame size (%d): the reader skips it", dirLabel(dir), size, c.maxFrame)
+		} else {
+			c.rep.add(n, kNotChecked, "%sa frame of %d bytes was logged cut to its first %d: not checked", dirLabel(dir), size, len(frame))
+		}
+		return
+	}
 	var unterminated bool
 	json.Unmarshal(m["unterminated"], &unterminated)
 	if unterminated {
-		c.rep.add(n, kMalformed, "%s: unterminated last line: the reader discards it (WIRE §2.1.5): %s", dir, excerpt(frame))
+		c.rep.add(n, kMalformed, "%s: unterminated last line: the reader discards it (docs/wire.md §2.1): %s", dir, excerpt(frame))
+		return
+	}
+	if len(frame) > c.maxFrame {
+		c.rep.frames++
+		c.rep.bad++
+		c.rep.add(n, kMalformed, "%sa frame of %d bytes, longer than the maximum frame size (%d): the reader skips it", dirLabel(dir), len(frame), c.maxFrame)
 		return
 	}
 	c.frame(n, dir, frame)
 }
 
-// excerpt shortens a line for a message.
+// excerptMax is the most bytes excerpt looks at: at least excerptRunes+1
+// runes, however they are encoded.
+const excerptMax = 4 * (excerptRunes + 1)
+
+const excerptRunes = 120
+
+// excerpt shortens a line for a message, looking only at its first
+// excerptMax bytes.
 func excerpt(b []byte) string {
+	if len(b) > excerptMax {
+		b = b[:excerptMax]
+	}
 	s := string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
-	if utf8.RuneCountInString(s) > 120 {
-		s = string([]rune(s)[:119]) + "…"
+	if utf8.RuneCountInString(s) > excerptRunes {
+		s = string([]rune(s)[:excerptRunes-1]) + "…"
 	}
 	return s
 }
@@ -317,7 +451,7 @@ func dirLabel(dir string) string {
 
 // frame checks one frame, read on line n in direction dir ("" unknown).
 func (c *checker) frame(n int, dir string, line []byte) {
-	// Exactly what a wire end does with the line (WIRE §2.1): invalid
+	// Exactly what a wire end does with the line (docs/wire.md §2.1): invalid
 	// UTF-8 becomes U+FFFD, ECMAScript trim, empty lines are skipped.
 	if !utf8.Valid(line) {
 		line = lines.AppendValidUTF8(nil, line)
@@ -395,11 +529,22 @@ func (c *checker) request(n int, dir, method string, env *wire.Envelope) {
 		c.requestParams(n, method, env)
 	}
 	key := dir + "|" + idKey(env.ID)
-	if p := c.pending[key]; p != nil {
+	if p, ok := c.pending.get(key); ok {
 		c.rep.add(n, kMalformed, "%srequest id %s is already waiting for a response (line %d): responses cannot tell them apart", dirLabel(dir), id, p.line)
 	}
-	c.pending[key] = &pending{line: n, dir: dir, method: method, id: id}
-	delete(c.answered, key)
+	req := &pending{line: n, dir: dir, method: method, id: id}
+	if method == "session/prompt" {
+		if raw, ok := params(env); ok {
+			req.session, _ = sdkproto.Notification{Params: raw}.SessionID()
+		}
+	}
+	if method == "shutdown" && dir != s2c {
+		c.shutdown = n
+	}
+	if _, old, evicted := c.pending.set(key, req); evicted {
+		c.rep.add(old.line, kUnanswered, "%srequest %q (id %s) got no response within the next %d requests; check stopped waiting for it", dirLabel(old.dir), old.method, old.id, checkTable)
+	}
+	c.answered.delete(key)
 }
 
 // requestParams validates the params of a client request.
@@ -442,7 +587,7 @@ func (c *checker) requestParams(n int, method string, env *wire.Envelope) {
 			}
 		}
 		if !c.initOK {
-			c.rep.add(n, kEarly, "session/prompt before any initialize succeeded (WIRE §5.1: clients MUST await the initialize reply; newer runtimes refuse it)")
+			c.rep.add(n, kEarly, "session/prompt before any initialize succeeded (docs/wire.md §5.1: clients MUST await the initialize reply; newer runtimes refuse it)")
 		}
 	}
 }
@@ -482,7 +627,7 @@ func (c *checker) response(n int, dir string, env *wire.Envelope) {
 	var key string
 	want := map[string]string{c2s: s2c, s2c: c2s}[dir]
 	for _, k := range []string{want + "|" + idKey(env.ID), c2s + "|" + idKey(env.ID), s2c + "|" + idKey(env.ID), "|" + idKey(env.ID)} {
-		if q := c.pending[k]; q != nil && (dir == "" || q.dir == "" || q.dir == want) {
+		if q, _ := c.pending.get(k); q != nil && (dir == "" || q.dir == "" || q.dir == want) {
 			p, key = q, k
 			break
 		}
@@ -495,8 +640,8 @@ func (c *checker) response(n int, dir string, env *wire.Envelope) {
 		}
 		return
 	}
-	delete(c.pending, key)
-	c.answered[key] = n
+	c.pending.delete(key)
+	c.answered.set(key, n)
 	isErr := env.Error.Kind == wire.Object || env.Error.Kind == wire.Array
 	if isErr {
 		if env.Result.Kind != wire.Absent {
@@ -539,6 +684,8 @@ func (c *checker) response(n int, dir string, env *wire.Envelope) {
 		}
 		if err != nil {
 			c.rep.add(n, kBadPayload, "session/prompt result (id %s): %v", id, err)
+		} else if p.session != "" {
+			c.prompted(n, p.session, r.MessageID)
 		}
 	case "shutdown":
 		if env.Result.Kind != wire.Object {
@@ -555,7 +702,7 @@ func (c *checker) answeredLine(want, key string) (int, bool) {
 		dirs = []string{"", c2s, s2c}
 	}
 	for _, d := range dirs {
-		if line, ok := c.answered[d+"|"+key]; ok {
+		if line, ok := c.answered.get(d + "|" + key); ok {
 			return line, true
 		}
 	}
@@ -563,7 +710,7 @@ func (c *checker) answeredLine(want, key string) (int, bool) {
 }
 
 // errorObject checks an error response: code a number, message a string
-// (WIRE §2.7 falls back on "JSON-RPC error" and no code otherwise).
+// (docs/wire.md §2.7 falls back on "JSON-RPC error" and no code otherwise).
 func (c *checker) errorObject(n int, p *pending, env *wire.Envelope) {
 	var e map[string]json.RawMessage
 	if json.Unmarshal(env.Error.Raw, &e) != nil {
@@ -608,6 +755,8 @@ func (c *checker) notification(n int, dir, method string, env *wire.Envelope) {
 			c.rep.add(n, kBadPayload, "session.status: sessionId must be a string, got %s", jsonKind(p.Member("sessionId")))
 		case p.Status != sdkproto.StatusRunning && p.Status != sdkproto.StatusIdle:
 			c.rep.add(n, kBadPayload, "session.status: status must be \"running\" or \"idle\", got %s", orAbsent(p.Member("status")))
+		case p.Status == sdkproto.StatusIdle:
+			c.idle(p.SessionID)
 		}
 	case "subagent.started":
 		p, err := note.SubagentStarted()
@@ -691,7 +840,7 @@ var eventDecoders = map[sdkproto.EventType]func(sdkproto.Event) error{
 	sdkproto.EventLLMRetryStarted:    func(e sdkproto.Event) error { _, err := e.LLMRetryStarted(); return err },
 }
 
-// sessionEvent checks a session.event: the envelope (WIRE §4.5), the data
+// sessionEvent checks a session.event: the envelope (docs/wire.md §4.5), the data
 // of known types, and the per-session seq order.
 func (c *checker) sessionEvent(n int, note sdkproto.Notification) {
 	p, err := note.SessionEvent()
@@ -730,17 +879,20 @@ func (c *checker) sessionEvent(n int, note sdkproto.Notification) {
 	if !ok || !seqOK {
 		return
 	}
-	last, seen := c.seqs[sid]
+	if ev.Type == sdkproto.EventAgentInboxSpliced {
+		c.received(sid, ev.ReceiptIDs())
+	}
+	last, seen := c.seqs.get(sid)
 	switch {
 	case !seen && seq != 0:
-		c.rep.add(n, kSeqGap, "session %s: first event (%s) has seq %d, not 0 (WIRE §4.5: contiguous from 0)", sid, ev.Type, seq)
+		c.rep.add(n, kSeqGap, "session %s: first event (%s) has seq %d, not 0 (docs/wire.md §4.5: contiguous from 0)", sid, ev.Type, seq)
 	case seen && seq <= last:
 		c.rep.add(n, kSeqOrder, "session %s: %s has seq %d after seq %d (seqs must increase)", sid, ev.Type, seq, last)
 		return // keep the highest seq seen
 	case seen && seq > last+1:
 		c.rep.add(n, kSeqGap, "session %s: seq jumps from %d to %d (%s)", sid, last, seq, ev.Type)
 	}
-	c.seqs[sid] = seq
+	c.seqs.set(sid, seq)
 }
 
 // integer parses a raw JSON number with an integral value.
@@ -755,14 +907,91 @@ func integer(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-// finish reports the requests that were never answered.
+// prompted records the reply to a session/prompt: a run of session now
+// awaits the receipt of msgID (unless it came already), then an idle.
+func (c *checker) prompted(line int, session, msgID string) {
+	sr := c.sessionRuns(session)
+	r := &run{line: line, msgID: msgID}
+	if i := slices.Index(sr.receipts, msgID); i >= 0 {
+		sr.receipts = slices.Delete(sr.receipts, i, i+1)
+		r.receipt = true
+	}
+	if len(sr.runs) == maxRuns {
+		old := sr.runs[0]
+		sr.runs = slices.Delete(sr.runs, 0, 1)
+		c.rep.add(old.line, kUnfinished, "session %s: message %q: the session did not go idle after it within the next %d prompts; check stopped waiting", session, old.msgID, maxRuns)
+	}
+	sr.runs = append(sr.runs, r)
+}
+
+// maxRuns bounds the runs check waits for per session.
+const maxRuns = 1024
+
+// received records the ids an agent/inbox/spliced event of session
+// inserted: the receipts of runs, or of replies still to come.
+func (c *checker) received(session string, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	sr := c.sessionRuns(session)
+	for _, id := range ids {
+		i := slices.IndexFunc(sr.runs, func(r *run) bool { return r.msgID == id && !r.receipt })
+		if i >= 0 {
+			sr.runs[i].receipt = true
+			continue
+		}
+		if len(sr.receipts) == maxEarlyReceipts {
+			sr.receipts = slices.Delete(sr.receipts, 0, 1)
+		}
+		sr.receipts = append(sr.receipts, id)
+	}
+}
+
+// idle ends the runs of session whose receipt was seen.
+func (c *checker) idle(session string) {
+	sr, ok := c.runs.get(session)
+	if !ok {
+		return
+	}
+	sr.runs = slices.DeleteFunc(sr.runs, func(r *run) bool { return r.receipt })
+}
+
+func (c *checker) sessionRuns(session string) *sessionRuns {
+	sr, ok := c.runs.get(session)
+	if !ok {
+		sr = &sessionRuns{}
+		c.runs.set(session, sr) // a session forgotten takes its runs along
+	}
+	return sr
+}
+
+// finish reports the requests that were never answered, and the runs
+// that would still be waiting when the transcript ends.
 func (c *checker) finish() {
 	var left []*pending
-	for _, p := range c.pending {
-		left = append(left, p)
-	}
+	c.pending.each(func(_ string, p *pending) { left = append(left, p) })
 	sort.Slice(left, func(i, j int) bool { return left[i].line < left[j].line })
 	for _, p := range left {
 		c.rep.add(p.line, kUnanswered, "%srequest %q (id %s) got no response", dirLabel(p.dir), p.method, p.id)
+	}
+	type open struct {
+		session string
+		*run
+	}
+	var runs []open
+	c.runs.each(func(s string, sr *sessionRuns) {
+		for _, r := range sr.runs {
+			if c.shutdown < r.line { // a later shutdown ends the run: nothing waits
+				runs = append(runs, open{s, r})
+			}
+		}
+	})
+	sort.Slice(runs, func(i, j int) bool { return runs[i].line < runs[j].line })
+	for _, r := range runs {
+		if !r.receipt {
+			c.rep.add(r.line, kUnfinished, "session %s: the prompt was answered with message id %q, but no receipt of it followed (an agent/inbox/spliced event inserting it): a client's Run waits for that receipt, then for the session's idle (docs/wire.md §6.3)", r.session, r.msgID)
+		} else {
+			c.rep.add(r.line, kUnfinished, "session %s: message %q was received, but the session never went idle after it: a client's Run waits for that idle (docs/wire.md §6.3)", r.session, r.msgID)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // are clean except where the recording deliberately broke the contract
 // (errors.ndjson: bad initialize params, an unknown method and an unknown
 // notification from the client; prompt-before-initialize.ndjson) or the
-// real runtime deviates from WIRE.md (subagent.ndjson: the child's first
+// real runtime deviates from docs/wire.md (subagent.ndjson: the child's first
 // forwarded event has seq 2, README observed fact 7).
 func TestCheckRecordedTranscripts(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/transcripts/*.ndjson")
@@ -159,6 +159,8 @@ func TestCheckBadTranscript(t *testing.T) {
 		{`garbage`, "malformed"},
 		{`{"t":"2026-01-01T00:00:00Z","dir":"s2c","frame":{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}}`, ""},
 	}
+	// Found at the end: the prompt of line 1 was answered, but no receipt
+	// followed (the idle of line 10 does not end a run without one).
 	var in strings.Builder
 	var want []string
 	for i, l := range lines {
@@ -167,6 +169,7 @@ func TestCheckBadTranscript(t *testing.T) {
 			want = append(want, itoa(i+1)+" "+l.want)
 		}
 	}
+	want = append(want, "2 run-unfinished")
 	r := dshrpc(t, in.String(), "check", "-")
 	r.wantCode(t, exitFailed)
 	if got := findingsOf(r.stdout); strings.Join(got, ",") != strings.Join(want, ",") {
@@ -176,7 +179,7 @@ func TestCheckBadTranscript(t *testing.T) {
 }
 
 func TestCheckUsage(t *testing.T) {
-	r := dshrpc(t, "", "check", "a", "b")
+	r := dshrpc(t, "", "check", "--max-frame-size", "0")
 	r.wantCode(t, exitUsage)
 	r = dshrpc(t, "", "check", "/no/such/transcript")
 	r.wantCode(t, exitUsage)

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
-const tapUsage = `Usage: dshrpc tap [--log FILE] -- CMD ARGS...
+const tapUsage = `Usage: dshrpc tap [--log FILE] [--max-log-frame N] -- CMD ARGS...
 
 Run CMD as a child, pass our stdin to its stdin and its stdout to our stdout
 unchanged (byte for byte, as they arrive), and log every frame in both
@@ -24,20 +26,31 @@ directions as one JSON line:
 
 c2s is what the client wrote (our stdin), s2c what the runtime wrote (its
 stdout). A last line without LF is logged with "unterminated":true. Invalid
-UTF-8 in a frame is logged as U+FFFD, as a wire end decodes it. The child's
-stderr goes to ours. Use it in place of the runtime command of an existing
-client to watch it without changing it, then 'dshrpc check' the log.
+UTF-8 in a frame is logged as U+FFFD, as a wire end decodes it. A frame
+longer than --max-log-frame is logged cut to that many bytes, with
+"truncated":true and "size":<its length>; the bytes passed through are never
+cut. The child's stderr goes to ours. Use it in place of the runtime command
+of an existing client to watch it without changing it, then 'dshrpc check'
+the log.
 
-SIGINT, SIGTERM and SIGHUP are passed on to the child. tap exits with the
+SIGINT, SIGTERM and SIGHUP are passed on to the child. When the client stops
+reading our stdout (a broken pipe), tap keeps reading and logging what the
+runtime writes, closes the runtime's stdin, and after 2s sends it SIGTERM,
+then after 2s more SIGKILL. tap exits once the child is reaped, with the
 child's exit status (128+N when signal N ended it), 3 when it cannot start.
 
 Flags:
-  --log FILE   write the log to FILE (created or truncated) instead of stderr
+  --log FILE          write the log to FILE (created or truncated) instead
+                      of stderr
+  --max-log-frame N   the most bytes of one frame logged (default 67108864,
+                      the longest frame a reader accepts); tap holds at most
+                      that much of a frame per direction
 `
 
 func tapCmd(e *env, args []string) int {
 	fs := newFlagSet("tap")
 	logPath := fs.String("log", "", "")
+	maxLog := fs.Int("max-log-frame", rpc.DefaultMaxFrameSize, "")
 	// Flags stop at the first non-flag or at "--": everything after is the
 	// child's command line, its own flags included.
 	argv, code, err := parseArgs(e, "tap", tapUsage, fs, args, false)
@@ -46,6 +59,9 @@ func tapCmd(e *env, args []string) int {
 	}
 	if len(argv) == 0 {
 		return usageError(e, "tap", errors.New("missing the runtime command (dshrpc tap [--log FILE] -- CMD ARGS...)"))
+	}
+	if *maxLog <= 0 {
+		return usageError(e, "tap", fmt.Errorf("--max-log-frame must be positive, got %d", *maxLog))
 	}
 	var logw io.Writer = e.stderr
 	if *logPath != "" {
@@ -56,7 +72,7 @@ func tapCmd(e *env, args []string) int {
 		defer f.Close()
 		logw = f
 	}
-	return tap(e, argv, logw)
+	return tap(e, argv, logw, *maxLog)
 }
 
 // tapLog writes log records, one per line, whole: the two directions log
@@ -71,53 +87,74 @@ type tapRecord struct {
 	Dir          string `json:"dir"`
 	Frame        string `json:"frame"`
 	Unterminated bool   `json:"unterminated,omitempty"`
+	Truncated    bool   `json:"truncated,omitempty"`
+	Size         int64  `json:"size,omitempty"` // of a truncated frame
 }
 
-func (l *tapLog) frame(dir string, line []byte, unterminated bool) {
+// frame logs line; size is the length of the whole line, of which line
+// holds the first bytes when it was cut.
+func (l *tapLog) frame(dir string, line []byte, size int64, unterminated bool) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep frames readable: <, > and & as they are
-	enc.Encode(tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: dir, Frame: string(line), Unterminated: unterminated})
+	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: dir, Frame: string(line), Unterminated: unterminated}
+	if size > int64(len(line)) {
+		rec.Truncated, rec.Size = true, size
+	}
+	enc.Encode(rec)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.w.Write(buf.Bytes())
 }
 
-// lineSplitter logs every complete line written to it.
+// lineSplitter logs every complete line written to it, keeping at most
+// max bytes of a line that arrives in pieces.
 type lineSplitter struct {
 	log     *tapLog
 	dir     string
-	partial []byte
+	max     int
+	partial []byte // the first bytes of the line so far (at most max)
+	size    int64  // the length of the line so far
 }
 
 func (s *lineSplitter) add(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			s.partial = append(s.partial, b...)
+			s.keep(b)
 			return
 		}
-		line := b[:i]
-		if len(s.partial) > 0 {
-			line = append(s.partial, line...)
+		if s.size == 0 { // the whole line is in b
+			line := b[:i]
+			s.log.frame(s.dir, line[:min(len(line), s.max)], int64(len(line)), false)
+		} else {
+			s.keep(b[:i])
+			s.log.frame(s.dir, s.partial, s.size, false)
+			s.partial, s.size = s.partial[:0], 0
 		}
-		s.log.frame(s.dir, line, false)
-		s.partial = s.partial[:0]
 		b = b[i+1:]
 	}
 }
 
+// keep adds a piece of the current line.
+func (s *lineSplitter) keep(b []byte) {
+	s.size += int64(len(b))
+	if room := s.max - len(s.partial); room > 0 {
+		s.partial = append(s.partial, b[:min(room, len(b))]...)
+	}
+}
+
 func (s *lineSplitter) end() {
-	if len(s.partial) > 0 {
-		s.log.frame(s.dir, s.partial, true)
-		s.partial = nil
+	if s.size > 0 {
+		s.log.frame(s.dir, s.partial, s.size, true)
+		s.partial, s.size = nil, 0
 	}
 }
 
 // pump copies r to w as the bytes arrive, logging each line. A failed
 // write (the reader of w went away) stops the copying but not the reading,
 // so that the writer of r never blocks on us and every frame is logged.
-func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func()) {
+func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func(error)) {
 	buf := make([]byte, 32<<10)
 	writing := true
 	for {
@@ -128,7 +165,7 @@ func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func()) {
 				if _, werr := w.Write(buf[:n]); werr != nil {
 					writing = false
 					if afterWriteErr != nil {
-						afterWriteErr()
+						afterWriteErr(werr)
 					}
 				}
 			}
@@ -140,7 +177,11 @@ func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func()) {
 	}
 }
 
-func tap(e *env, argv []string, logw io.Writer) int {
+// tapGrace is how long tap waits for the runtime after the client went
+// away: after closing its stdin, and again after SIGTERM.
+const tapGrace = 2 * time.Second
+
+func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
 	log := &tapLog{w: logw}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = e.stderr
@@ -158,9 +199,15 @@ func tap(e *env, argv []string, logw io.Writer) int {
 	}
 	cmd.Stdout = outW
 	// Signals are caught before the child starts, so that none is missed.
+	// SIGPIPE is caught too, so that a write to a stdout the client closed
+	// fails with EPIPE instead of killing tap (the child, started after,
+	// gets the default disposition back when it execs).
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	if err := cmd.Start(); err != nil {
 		outR.Close()
 		outW.Close()
@@ -178,25 +225,46 @@ func tap(e *env, argv []string, logw io.Writer) int {
 	// left to deliver. Its end closes the child's stdin, which is how a
 	// client's EOF reaches the runtime.
 	go func() {
-		pump(e.stdin, childIn, &lineSplitter{log: log, dir: c2s}, nil)
+		pump(e.stdin, childIn, &lineSplitter{log: log, dir: c2s, max: maxLog}, nil)
 		childIn.Close()
 	}()
 	// s2c: the child's stdout to ours, to the end (grandchildren may keep
 	// it open after the child exits; the pump ends when they close it).
+	// When our stdout fails, the client is gone: the pump goes on reading
+	// and logging, so that the runtime never blocks on its output.
 	s2cDone := make(chan struct{})
+	clientGone := make(chan error, 1)
 	go func() {
 		defer close(s2cDone)
-		pump(outR, e.stdout, &lineSplitter{log: log, dir: s2c}, nil)
+		pump(outR, e.stdout, &lineSplitter{log: log, dir: s2c, max: maxLog}, func(err error) { clientGone <- err })
 		outR.Close()
 	}()
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var werr error
+	var ladder <-chan time.Time // the next step of the teardown, once the client is gone
+	step := 0
 	for done := false; !done; {
 		select {
 		case sig := <-sigs:
 			cmd.Process.Signal(sig) // the runtime decides what the signal means
+		case err := <-clientGone:
+			fmt.Fprintf(e.stderr, "dshrpc tap: the client stopped reading (%v): closing the runtime's input\n", err)
+			childIn.Close()
+			ladder = time.After(tapGrace)
+		case <-ladder:
+			step++
+			sig := syscall.SIGTERM
+			if step > 1 {
+				sig = syscall.SIGKILL
+			}
+			fmt.Fprintf(e.stderr, "dshrpc tap: the runtime is still running: sending %v\n", sig)
+			cmd.Process.Signal(sig)
+			ladder = nil
+			if step == 1 {
+				ladder = time.After(tapGrace)
+			}
 		case werr = <-waited:
 			done = true
 		}

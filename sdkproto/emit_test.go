@@ -1,0 +1,155 @@
+package sdkproto_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// gateWriter blocks every Write until open is closed: a client that
+// stopped reading, until it resumes.
+type gateWriter struct {
+	open chan struct{}
+	w    io.Writer
+}
+
+func (g gateWriter) Write(b []byte) (int, error) {
+	<-g.open
+	return g.w.Write(b)
+}
+
+// A client that stops reading stalls one session's write: that call, the
+// other sessions' calls and the session's next call all return at their
+// own deadlines instead of freezing; once the client reads again, the
+// stalled event arrives and the session's seqs are contiguous.
+func TestEmitterStalledClient(t *testing.T) {
+	t.Parallel()
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	gate := gateWriter{open: make(chan struct{}), w: sw}
+	srv := sdkproto.NewServer(&routeRuntime{}, nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), cr, gate) }()
+	var mu sync.Mutex
+	var got []sdkproto.SessionEventParams
+	var statuses int
+	reg := rpc.NewRegistry()
+	reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
+		mu.Lock()
+		defer mu.Unlock()
+		if method == sdkproto.SessionStatus.Name() {
+			statuses++
+			return
+		}
+		var ev sdkproto.SessionEventParams
+		if err := json.Unmarshal(params, &ev); err != nil {
+			t.Error(err)
+		}
+		got = append(got, ev)
+	})
+	peer := rpc.NewConn(sr, cw, &rpc.Options{Handler: reg})
+	peer.Start()
+	defer func() {
+		cw.Close()
+		<-served
+		sw.Close()
+		peer.Close()
+		peer.Wait()
+	}()
+	em := srv.Emitter()
+	// Serve binds the emitter to its connection as it starts; from then on
+	// the probe stalls like the rest, until its deadline.
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		err := em.Status(ctx, "probe", sdkproto.StatusIdle)
+		cancel()
+		if err != sdkproto.ErrNotServing {
+			break
+		}
+		select {
+		case <-served:
+			t.Fatal("Serve returned")
+		case <-time.After(time.Millisecond):
+		}
+	}
+
+	bounded := func(name string, call func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- call(ctx) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s: %v, want its deadline", name, err)
+			}
+			t.Logf("%s returned after %v: %v", name, time.Since(start).Round(time.Millisecond), err)
+		case <-time.After(faultWait):
+			t.Fatalf("%s did not return after its deadline", name)
+		}
+	}
+	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`)
+	bounded("the stalled append", func(ctx context.Context) error {
+		_, err := em.Append(ctx, "a", "demo/big", big)
+		return err
+	})
+	bounded("another session's status", func(ctx context.Context) error {
+		return em.Status(ctx, "b", sdkproto.StatusRunning)
+	})
+	bounded("another session's append", func(ctx context.Context) error {
+		_, err := em.Append(ctx, "b", "demo/small", map[string]int{"n": 1})
+		return err
+	})
+	bounded("the stalled session's next append", func(ctx context.Context) error {
+		_, err := em.Append(ctx, "a", "demo/small", map[string]int{"n": 2})
+		return err
+	})
+
+	close(gate.open) // the client reads again
+	ev, err := em.Append(context.Background(), "a", "demo/small", map[string]int{"n": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Seq != 1 {
+		t.Errorf("seq %d after the stalled event, want 1", ev.Seq)
+	}
+	if _, err := em.Append(context.Background(), "b", "demo/small", map[string]int{"n": 4}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(faultWait)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 3 {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%d events arrived, want 3", n)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	next := map[string]int64{}
+	for _, e := range got {
+		if e.Event.Seq != next[e.SessionID] {
+			t.Errorf("%s: seq %d, want %d", e.SessionID, e.Event.Seq, next[e.SessionID])
+		}
+		next[e.SessionID]++
+	}
+	if got[0].SessionID != "a" || got[0].Event.Type != "demo/big" {
+		t.Errorf("first event %s %s, want the stalled one", got[0].SessionID, got[0].Event.Type)
+	}
+}
