@@ -114,7 +114,6 @@ type Client struct {
 	count   uint64          // notifications received
 	closing bool            // Close has begun: no new requests
 
-	calls sync.WaitGroup // the goroutines of calls in flight (see send)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -299,41 +298,13 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 // for it. The result is decoded into a buffer of the goroutine's own and
 // copied to result only when the caller is still waiting.
 func (c *Client) send(callCtx context.Context, method string, params any, result *json.RawMessage) error {
-	type outcome struct {
-		raw json.RawMessage
-		err error
+	// The Conn's calls end with their context even while the output is
+	// stuck, so the call is made on the caller's goroutine.
+	var res any
+	if result != nil {
+		res = result
 	}
-	done := make(chan outcome, 1)
-	c.calls.Add(1)
-	go func() {
-		defer c.calls.Done()
-		var o outcome
-		var res any
-		if result != nil {
-			res = &o.raw
-		}
-		o.err = c.conn.Call(callCtx, method, params, res)
-		done <- o
-	}()
-	select {
-	case o := <-done:
-		if result != nil {
-			*result = o.raw
-		}
-		return o.err
-	case <-callCtx.Done():
-	}
-	// The Call returns at once unless it is stuck in Write: give it the
-	// chance to report its own outcome first.
-	select {
-	case o := <-done:
-		if result != nil {
-			*result = o.raw
-		}
-		return o.err
-	default:
-	}
-	return callCtx.Err() // the caller classifies it by ctx and callCtx
+	return c.conn.Call(callCtx, method, params, res)
 }
 
 // isTransportFailure reports errors that mean the runtime is unreachable.

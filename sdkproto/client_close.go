@@ -66,11 +66,8 @@ func (c *Client) close() error {
 	for _, s := range c.streams {
 		s.Close()
 	}
-	if !waitFor(c.calls.Wait, c.opts.KillGrace) {
-		err = errors.Join(err, fmt.Errorf("sdkproto: a request still being written after %v (the runtime's input cannot be closed under it)", c.opts.KillGrace))
-	}
 	if !waitFor(func() { c.conn.Wait() }, c.opts.KillGrace) {
-		err = errors.Join(err, errors.New("sdkproto: the connection's read loop did not stop (its reader cannot be interrupted)"))
+		err = errors.Join(err, fmt.Errorf("sdkproto: the connection's goroutines had not stopped after %v (a read or a write of its streams cannot be interrupted)", c.opts.KillGrace))
 	}
 	if c.proc != nil {
 		if c.proc.waitExit(0) {

@@ -120,7 +120,7 @@ func UnknownMethodError(method string) error {
 }
 
 // Server serves a Runtime over JSON-RPC with the newer upstream rules
-// (WIRE.md §5): session/prompt is refused until an initialize succeeded;
+// (docs/wire.md §5): session/prompt is refused until an initialize succeeded;
 // a failed initialize changes nothing; a later initialize replaces the
 // route for sessions created afterwards; after shutdown began, prompts are
 // refused and notifications stop; unknown methods are answered -32603;

@@ -146,7 +146,7 @@ func (c *Client) Subscribe(filter func(Notification) bool) *Subscription {
 }
 
 // SubscribeSessionTree returns a subscription to the notifications of the
-// session tree rooted at root (WIRE.md §6.2): subagent.started and
+// session tree rooted at root (docs/wire.md §6.2): subagent.started and
 // subagent.finished whose parent is root or a descendant of it, or whose
 // child is root; and any other method whose params.sessionId is root or a
 // descendant. Descendants are known from the subagent.started edges the
