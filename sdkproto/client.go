@@ -114,7 +114,6 @@ type Client struct {
 	count   uint64          // notifications received
 	closing bool            // Close has begun: no new requests
 
-
 	closeOnce sync.Once
 	closeErr  error
 }
