@@ -28,8 +28,15 @@ type registryView struct {
 // run on the read loop; params aliases the line, so they decode it before
 // they return. Their errors are those of decodeParamsOf.
 type entry struct {
-	request      func(id []byte, params paramsIn) (task, error)
-	notification func(params paramsIn) (task, error)
+	name         string
+	request      func(params paramsIn) (task, error)
+	notification func(params paramsIn) (notificationRunner, error)
+}
+
+// notificationRunner is a decoded notification, ready to run on the read
+// loop.
+type notificationRunner interface {
+	run(c *Conn, rd *reader, method string)
 }
 
 // NewRegistry returns an empty Registry.
@@ -89,15 +96,14 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{request: func(id []byte, params paramsIn) (task, error) {
+	reg.add(m.name, &entry{name: m.name, request: func(params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
 		if err := decodeParamsOf(params, &t.params, m.omitParams); err != nil {
 			t.params = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.method, t.pool = h, m.name, pool
-		t.id = append(t.id[:0], id...)
+		t.handler, t.omit, t.pool = h, m.omitParams, pool
 		return t, nil
 	}})
 }
@@ -114,14 +120,14 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
-	reg.add(n.name, &entry{notification: func(params paramsIn) (task, error) {
+	reg.add(n.name, &entry{name: n.name, notification: func(params paramsIn) (notificationRunner, error) {
 		t := pool.Get().(*notificationTask[P])
 		if err := decodeParamsOf(params, &t.params, n.omitParams); err != nil {
 			t.params = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.method, t.pool = h, n.name, pool
+		t.handler, t.omit, t.pool = h, n.omitParams, pool
 		return t, nil
 	}})
 }
