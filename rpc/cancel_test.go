@@ -52,7 +52,7 @@ func newBlocker() *blocker {
 func TestRequestFromContext(t *testing.T) {
 	reg := rpc.NewRegistry()
 	type seen struct {
-		method, id string
+		method, id   string
 		notification bool
 		conn         bool
 	}
