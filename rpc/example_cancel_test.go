@@ -41,7 +41,14 @@ func ExampleMCPCancellation() {
 	client := rpc.NewConn(y, y, &rpc.Options{Cancellation: rpc.MCPCancellation()})
 	server.Start()
 	client.Start()
-	defer func() { client.Close(); server.Close(); x.Close(); y.Close(); client.Wait(); server.Wait() }()
+	defer func() {
+		client.Close()
+		server.Close()
+		x.Close()
+		y.Close()
+		client.Wait()
+		server.Wait()
+	}()
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
@@ -97,7 +104,14 @@ func ExampleServeFunc_accessLog() {
 	client := rpc.NewConn(y, y, nil)
 	server.Start()
 	client.Start()
-	defer func() { client.Close(); server.Close(); x.Close(); y.Close(); client.Wait(); server.Wait() }()
+	defer func() {
+		client.Close()
+		server.Close()
+		x.Close()
+		y.Close()
+		client.Wait()
+		server.Wait()
+	}()
 
 	Add.Call(context.Background(), client, AddParams{A: 1, B: 2})
 	Add.Call(context.Background(), client, AddParams{A: -1, B: 2})
@@ -165,7 +179,14 @@ func ExampleServeFunc_span() {
 	client := rpc.NewConn(y, y, &rpc.Options{InterceptCall: clientSpans})
 	server.Start()
 	client.Start()
-	defer func() { client.Close(); server.Close(); x.Close(); y.Close(); client.Wait(); server.Wait() }()
+	defer func() {
+		client.Close()
+		server.Close()
+		x.Close()
+		y.Close()
+		client.Wait()
+		server.Wait()
+	}()
 
 	res, _ := Add.Call(context.Background(), client, AddParams{A: 2, B: 3})
 	fmt.Println("sum", res.Sum)
