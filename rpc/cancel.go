@@ -136,35 +136,42 @@ func members(params json.RawMessage) (map[string]json.RawMessage, error) {
 // is wrapped with the peer's reason when the peer gave one.
 var ErrPeerCancelled = errors.New("rpc: request cancelled by the peer")
 
-// idKey returns the key by which the peer's request id raw matches the id
-// of a cancel notification: the string's content for a string, the
-// number's value for a number (as JavaScript reads it). ok is false for
-// anything else, which no request has as its id.
-func idKey(raw []byte) (key string, ok bool) {
+// idKey is the key by which a request of the peer's matches the id
+// of a cancel notification: the string's content for a string id, the
+// number's value for a number (as JavaScript reads it).
+type idKey struct {
+	str      string
+	num      float64
+	isString bool
+}
+
+// keyOf returns the key of the raw id; ok is false for anything but a
+// string or a number, which no request has as its id.
+func keyOf(raw []byte) (key idKey, ok bool) {
 	switch wire.KindOf(raw) {
 	case wire.String:
 		if s, ok := wire.StringContent(raw); ok {
-			return "s" + string(s), true
+			return idKey{str: string(s), isString: true}, true
 		}
-		return "s" + string(wire.AppendUnquote(nil, raw)), true
+		return idKey{str: string(wire.AppendUnquote(nil, raw)), isString: true}, true
 	case wire.Number:
 		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return "", false
+			return idKey{}, false
 		}
 		if f == 0 {
 			f = 0 // -0 is 0
 		}
-		return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
+		return idKey{num: f}, true
 	}
-	return "", false
+	return idKey{}, false
 }
 
 // track records the admitted request rc among those a cancel notification
 // may name. Called in update, with a policy.
 func (s *connState) track(rc *requestContext) {
 	if s.requests == nil {
-		s.requests = make(map[string]*requestContext)
+		s.requests = make(map[idKey]*requestContext)
 	}
 	rc.next = s.requests[rc.key]
 	s.requests[rc.key] = rc
@@ -206,7 +213,7 @@ func (c *Conn) handleCancel(params json.RawMessage, line []byte, size int64) {
 		c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: p.Method, Err: err})
 		return
 	}
-	key, ok := idKey(id)
+	key, ok := keyOf(id)
 	if !ok {
 		c.drop(Drop{Reason: DropUnmatchedCancel, Line: line, Size: size, Method: p.Method})
 		return

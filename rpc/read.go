@@ -217,7 +217,7 @@ func (c *Conn) handleRequest(rd *reader, line []byte, size int64, name []byte, v
 	rc := newRequestContext(c, method, id)
 	rc.t = t
 	if c.cancellation != nil {
-		rc.key, _ = idKey(id) // a request's id is a string or a number
+		rc.key, _ = keyOf(id) // a request's id is a string or a number
 	}
 	switch c.admit(rc, int(size), rd.late) {
 	case overloaded:

@@ -86,7 +86,7 @@ type requestContext struct {
 	done  bool // the handler returned
 
 	// Under Conn.mu, with a cancellation policy only (cancel.go):
-	key       string          // the id's match key (idKey)
+	key       idKey           // the id's match key (keyOf)
 	next      *requestContext // another request of the peer's with the same key
 	waiting   bool            // in the waiting room
 	cancelled error           // the cause, once the peer cancelled it

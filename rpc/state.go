@@ -44,7 +44,7 @@ type connState struct {
 	// their id, under a cancellation policy only (cancel.go): a request is
 	// there from its admission until its handler returns or it is settled
 	// otherwise (cancelled while waiting, overloaded, dropped by Close).
-	requests map[string]*requestContext
+	requests map[idKey]*requestContext
 }
 
 // checkInvariants is set under test, so that an impossible transition
