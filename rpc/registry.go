@@ -85,7 +85,9 @@ func (r *Registry) add(name string, e *entry) {
 // Handle registers h as the handler of the request method m. The params of
 // each request are decoded into P on the read loop; h then runs on a
 // goroutine of the Conn (at most Options.MaxConcurrentRequests at once),
-// with a context that Close cancels, and its result is sent as the
+// with a context of the request's own (see RequestFromContext) that ends
+// when the peer cancels the request (Options.Cancellation), when Close
+// ends the connection, or when h returns, and its result is sent as the
 // response. A returned *Error is sent as is; any other error is sent as
 // CodeInternalError with the error's text. Params that do not decode into
 // P are answered with CodeInvalidParams without calling h. A panic in h,
@@ -112,7 +114,10 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 // Notification handlers run on the connection's read loop, one at a time,
 // in the order the notifications arrived: the next frame is read when h
 // returns. A handler that must wait for the peer (for example with a Call
-// on the same connection) has to do so on another goroutine. Params that do
+// on the same connection) has to do so on another goroutine: a call made
+// on the handler's own fails at once with ErrCallInNotificationHandler.
+// Its context is the Conn's (Close ends it), and RequestFromContext
+// reports the notification. Params that do
 // not decode into P drop the notification (reported as DropInvalidParams).
 // A panic in h is recovered and logged.
 func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P)) {
