@@ -125,6 +125,21 @@ func TestRequestContextOutlivesTheInput(t *testing.T) {
 	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 }
 
+// Close after the end of the input ends the running requests with
+// ErrClosed too.
+func TestRequestContextEndsWithCloseAfterTheInput(t *testing.T) {
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	within(t, b.started)
+	p.in.Close()
+	<-p.conn.Done()
+	p.conn.Close()
+	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrClosed) {
+		t.Fatalf("cause %v, want ErrClosed", cause)
+	}
+}
+
 // A request's context ends when its handler returns.
 func TestRequestContextEndsWhenTheHandlerReturns(t *testing.T) {
 	b := newBlocker()

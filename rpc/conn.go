@@ -39,7 +39,7 @@ type Conn struct {
 	callChain       CallFunc      // the calling interceptors' chain; nil without one
 
 	// ctx is the parent of the handlers' contexts; Close cancels it, with
-	// the reason the connection ended as its cause. It carries the Conn
+	// ErrClosed as its cause (a failed write, with the write error). It carries the Conn
 	// for ConnFromContext.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -201,7 +201,6 @@ func (c *Conn) failOutput(err error) {
 func (c *Conn) shut(why error) {
 	var dropped []waitingTask
 	var interrupt bool
-	var cause error
 	c.update(func(s *connState) {
 		if !s.closed {
 			s.closed = true
@@ -209,7 +208,6 @@ func (c *Conn) shut(why error) {
 			s.started = true // nothing will start now
 		}
 		s.endWith(why)
-		cause = s.err
 		dropped = s.waiting.takeAll()
 		s.requests = nil // no cancel notification is read any more
 		interrupt = s.reading && c.deadline != nil
@@ -220,7 +218,7 @@ func (c *Conn) shut(why error) {
 		}
 	})
 	c.out.close() // first: a handler that sees its context end writes nothing
-	c.cancel(cause)
+	c.cancel(why) // the handlers' cause, even when the input had ended first
 	for _, w := range dropped {
 		w.rc.t.discard()
 	}
