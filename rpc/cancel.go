@@ -223,8 +223,7 @@ func (c *Conn) handleCancel(params json.RawMessage, line []byte, size int64) {
 		cause = fmt.Errorf("%w: %s", ErrPeerCancelled, reason)
 	}
 	var found bool
-	var cancels []context.CancelCauseFunc
-	var settled []*requestContext
+	var running, settled []*requestContext
 	c.update(func(s *connState) {
 		for rc := s.requests[key]; rc != nil; rc = rc.next {
 			found = true
@@ -232,15 +231,12 @@ func (c *Conn) handleCancel(params json.RawMessage, line []byte, size int64) {
 				continue
 			}
 			rc.cancelled = cause
-			switch {
-			case rc.waiting:
+			if rc.waiting {
 				s.waiting.remove(rc)
 				settled = append(settled, rc)
-			case rc.cancel != nil:
-				cancels = append(cancels, rc.cancel)
+			} else {
+				running = append(running, rc)
 			}
-			// Otherwise its handler is about to start: beginRequest
-			// cancels it.
 		}
 		for _, rc := range settled {
 			s.forget(rc)
@@ -250,8 +246,8 @@ func (c *Conn) handleCancel(params json.RawMessage, line []byte, size int64) {
 		c.drop(Drop{Reason: DropUnmatchedCancel, Line: line, Size: size, Method: p.Method})
 		return
 	}
-	for _, cancel := range cancels {
-		cancel(cause)
+	for _, rc := range running {
+		rc.end(cause)
 	}
 	for _, rc := range settled {
 		if p.Reply != nil {

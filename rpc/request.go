@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Every request of the peer's is served with a context of its own,
@@ -65,13 +67,16 @@ type requestKey struct{}
 
 // requestContext is the context of a request handler (see the rules at
 // the top of this file). It is made on the read loop, as the request is
-// admitted, and gets its cancellable context when its handler starts
-// (beginRequest); it also marks a call that the handler makes on its own
-// Conn as one (see Conn.handlerCall and slots.go).
+// admitted; it also marks a call that the handler makes on its own Conn
+// as one (see Conn.handlerCall and slots.go).
+//
+// Its cancellable part is made when first needed (Done, Err after the end,
+// Value of a key not its own, context.Cause, a context derived from it):
+// a handler that never looks at its context costs no context of its own.
+// Until then, end records why the request ended, and the cancellable
+// context, when it is made, starts cancelled with that cause; made from
+// the Conn's context, it is cancelled by Close too.
 type requestContext struct {
-	context.Context // the request's own, from beginRequest
-	cancel          context.CancelCauseFunc
-
 	conn *Conn
 	t    task // what serves it
 	req  Request
@@ -79,6 +84,11 @@ type requestContext struct {
 	// of its own (a handler may keep its context after it returned, so
 	// the id cannot live in a pooled task).
 	idBuf [40]byte
+
+	mu     sync.Mutex
+	inner  context.Context // the cancellable context, once made
+	cancel context.CancelCauseFunc
+	ended  error // why it ended, while inner is not made
 
 	// Under Conn.mu, for the lending of slots (slots.go):
 	holds bool // the handler holds a slot (it lends it while it calls)
@@ -103,29 +113,59 @@ func newRequestContext(c *Conn, method string, id []byte) *requestContext {
 	return rc
 }
 
-func (rc *requestContext) Value(key any) any {
-	if key == (requestKey{}) {
-		return rc
+// context returns the cancellable context, making it if need be.
+func (rc *requestContext) context() context.Context {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.inner == nil {
+		rc.inner, rc.cancel = context.WithCancelCause(rc.conn.ctx)
+		if rc.ended != nil {
+			rc.cancel(rc.ended)
+		}
 	}
-	return rc.Context.Value(key)
+	return rc.inner
 }
 
-// beginRequest gives rc its own context as its handler starts: derived
-// from the Conn's, so that Close ends it, and already cancelled when the
-// peer cancelled the request meanwhile.
-func (c *Conn) beginRequest(rc *requestContext) {
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	if c.cancellation == nil {
-		rc.Context, rc.cancel = ctx, cancel
-		return
+// end ends the context with cause (the first cause stays).
+func (rc *requestContext) end(cause error) {
+	rc.mu.Lock()
+	cancel := rc.cancel
+	if cancel == nil && rc.ended == nil {
+		rc.ended = cause
 	}
-	c.mu.Lock()
-	rc.Context, rc.cancel = ctx, cancel
-	cause := rc.cancelled
-	c.mu.Unlock()
-	if cause != nil {
+	rc.mu.Unlock()
+	if cancel != nil {
 		cancel(cause)
 	}
+}
+
+// Deadline reports none: neither the Conn's context nor the request has
+// one.
+func (rc *requestContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (rc *requestContext) Done() <-chan struct{} { return rc.context().Done() }
+
+func (rc *requestContext) Err() error {
+	rc.mu.Lock()
+	inner, ended := rc.inner, rc.ended
+	rc.mu.Unlock()
+	switch {
+	case inner != nil:
+		return inner.Err()
+	case ended != nil:
+		return context.Canceled
+	}
+	return rc.conn.ctx.Err()
+}
+
+func (rc *requestContext) Value(key any) any {
+	switch key {
+	case requestKey{}:
+		return rc
+	case connKey{}:
+		return rc.conn
+	}
+	return rc.context().Value(key)
 }
 
 // requestReturned ends rc's context, as its handler returned, and says
@@ -134,7 +174,7 @@ func (c *Conn) beginRequest(rc *requestContext) {
 // CancelPolicy.Reply), here, and false is returned. result says the
 // handler returned a result rather than an error.
 func (c *Conn) requestReturned(rc *requestContext, result bool) (answer bool) {
-	rc.cancel(nil)
+	rc.end(context.Canceled)
 	p := c.cancellation
 	if p == nil {
 		return true

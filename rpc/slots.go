@@ -174,7 +174,6 @@ func (c *Conn) work(rc *requestContext) {
 	var idle *time.Timer
 	for {
 		for rc != nil {
-			c.beginRequest(rc)
 			rc.t.run(c, rc)
 			rc = c.handlerEnded(rc)
 		}
