@@ -406,3 +406,45 @@ func TestCallFromNotificationHandler(t *testing.T) {
 		t.Fatalf("call from the handler's goroutine: %v", err)
 	}
 }
+
+// A handler that looks at its context only after the request was
+// cancelled, or after Close, still finds it ended, with the cause.
+func TestRequestContextLookedAtLate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(p *peer)
+		want error
+	}{
+		{"peer", func(p *peer) {
+			p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+		}, rpc.ErrPeerCancelled},
+		{"Close", func(p *peer) { p.conn.Close() }, rpc.ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := rpc.NewRegistry()
+			entered, looked := make(chan struct{}), make(chan struct{})
+			got := make(chan [2]error, 1)
+			rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+				close(entered)
+				<-looked // the handler has not looked at ctx until now
+				<-ctx.Done()
+				got <- [2]error{ctx.Err(), context.Cause(ctx)}
+				return echoResult{}, nil
+			})
+			p := newPeer(t, &rpc.Options{Handler: reg, Cancellation: rpc.MCPCancellation()})
+			p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
+			<-entered
+			tc.end(p)
+			if tc.name == "peer" {
+				// The read loop handled the cancel once it answers this.
+				p.send(`{"jsonrpc":"2.0","id":2,"method":"nosuch"}`)
+				p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nosuch"}}`)
+			}
+			close(looked)
+			r := within(t, got)
+			if !errors.Is(r[0], context.Canceled) || !errors.Is(r[1], tc.want) {
+				t.Fatalf("Err %v, Cause %v; want context.Canceled and %v", r[0], r[1], tc.want)
+			}
+		})
+	}
+}
