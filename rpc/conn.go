@@ -39,8 +39,8 @@ type Conn struct {
 	callChain       CallFunc      // the calling interceptors' chain; nil without one
 
 	// ctx is the parent of the handlers' contexts; Close cancels it, with
-	// ErrClosed as its cause (a failed write, with the write error). It carries the Conn
-	// for ConnFromContext.
+	// ErrClosed as its cause (a failed write, with the write error). It
+	// carries the Conn for ConnFromContext.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
