@@ -10,6 +10,7 @@
 //	FuzzResponses       any lines to a Conn with pending calls: the right call settles, once
 //	FuzzSDKPayloads     any bytes as every sdkproto type, and through a Client
 //	FuzzParamsDecoding  go-json decodes no invalid JSON into a params type
+//	FuzzCancellation    any cancel params to a Conn under MCP's or LSP's policy: each request answered at most once, as the policy says
 //
 // Run one with
 //

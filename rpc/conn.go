@@ -34,11 +34,15 @@ type Conn struct {
 	maxWaitingBytes int
 	onDrop          func(Drop)
 	log             *slog.Logger
+	cancellation    *CancelPolicy // nil: no cancellation on the wire
+	serve           ServeFunc     // the serving interceptors' chain; nil without one
+	callChain       CallFunc      // the calling interceptors' chain; nil without one
 
-	// ctx is the context of handlers; Close cancels it. It carries the Conn
-	// for ConnFromContext.
+	// ctx is the parent of the handlers' contexts; Close cancels it, with
+	// ErrClosed as its cause (a failed write, with the write error). It
+	// carries the Conn for ConnFromContext.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	pending pendingCalls
 	out     writer
@@ -56,7 +60,10 @@ type Conn struct {
 	readDone chan struct{} // closed when the read loop stops
 
 	// idleWork hands work to an idle goroutine of the Conn (see goRun).
-	idleWork chan task
+	idleWork chan *requestContext
+
+	// readLoopMark tells calls made on the read loop (request.go).
+	readLoopMark
 
 	// running counts the goroutines of the Conn, for Wait.
 	running sync.WaitGroup
@@ -91,10 +98,17 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		log:             opts.logger(),
 		done:            make(chan struct{}),
 		readDone:        make(chan struct{}),
-		idleWork:        make(chan task),
+		idleWork:        make(chan *requestContext),
+		cancellation:    opts.cancellation(),
+	}
+	if in := opts.intercept(); in != nil {
+		c.serve = in(serveHandler)
+	}
+	if in := opts.interceptCall(); in != nil {
+		c.callChain = in(sendCall)
 	}
 	c.st.maxActive = opts.maxConcurrentRequests()
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	c.ctx = context.WithValue(c.ctx, connKey{}, c)
 	c.pending.init()
 	c.out.init(w, opts.maxWriteQueue(), opts.writeTimeout())
@@ -198,6 +212,7 @@ func (c *Conn) shut(why error) {
 		}
 		s.endWith(why)
 		dropped = s.waiting.takeAll()
+		s.requests = nil // no cancel notification is read any more
 		interrupt = s.reading && c.deadline != nil
 		if interrupt {
 			// Under mu, so that the read loop, which resets the deadline
@@ -206,9 +221,9 @@ func (c *Conn) shut(why error) {
 		}
 	})
 	c.out.close() // first: a handler that sees its context end writes nothing
-	c.cancel()
+	c.cancel(why) // the handlers' cause, even when the input had ended first
 	for _, w := range dropped {
-		w.t.discard()
+		w.rc.t.discard()
 	}
 }
 

@@ -65,6 +65,10 @@
 // queue up behind a slow Write (one system call for many frames under
 // load).
 //
+// A notification handler runs on the read loop, so a call it makes to its
+// own Conn could never be answered: such a call fails at once with
+// ErrCallInNotificationHandler (a goroutine the handler starts may call).
+//
 // A handler that calls its own peer back and waits lends its slot to a
 // waiting request meanwhile, and when every slot is held by a handler
 // waiting for the peer, requests are answered CodeOverloaded instead of
@@ -107,12 +111,57 @@
 // traffic, and the goroutines that serve and write exit after 2 seconds
 // without work.
 //
+// # Request contexts
+//
+// Each request handler's context is its own, derived from the Conn's. It
+// ends when the peer cancels the request (see Cancellation), when Close
+// ends the connection or writing fails, and when the handler returns; its
+// context.Cause says which: ErrPeerCancelled (wrapped with the peer's
+// reason), ErrClosed, or the write error. The end of the input does not
+// end it: a peer that closes its output after its last request, as a
+// shell pipe does, still reads the answers, and the TypeScript transport
+// answers after its input ended too. A program that wants its handlers
+// stopped then calls Close once Done is closed.
+//
+// RequestFromContext tells a handler its request's method and raw id; a
+// notification handler's context says it is a notification.
+//
+// # Cancellation
+//
+// JSON-RPC 2.0 has no cancellation; protocols built on it add a
+// notification for it. Options.Cancellation sets one, for both ways:
+//
+//	conn := rpc.NewConn(r, w, &rpc.Options{Handler: tools, Cancellation: rpc.MCPCancellation()})
+//
+// The peer's cancel notification then ends the context of the request it
+// names (a request still waiting for a handler slot is settled at once),
+// and a call of this side whose context ends before its response sends
+// one, once, and forgets the call. MCPCancellation ("notifications/cancelled",
+// no response for a cancelled request) and LSPCancellation
+// ("$/cancelRequest", answered CodeRequestCancelled unless the handler
+// returned a result) are ready; a CancelPolicy of one's own describes
+// another. Without a policy, the default, nothing on the wire changes: the
+// DeepSeek Harness peers have no cancellation.
+//
+// # Interceptors
+//
+// Options.Intercept wraps the serving of every request and notification
+// (method, id, decoded params, outcome; it may refuse a request with an
+// *Error), and Options.InterceptCall every call and notification this side
+// sends, in the manner of net/http middleware: for access logs, metrics,
+// tracing, authorisation. The examples of ServeFunc show a log/slog access
+// log and OpenTelemetry-style spans. Without interceptors, nothing is
+// called or allocated for them.
+//
 // # Errors
 //
 // A handler's error is answered with CodeInternalError and its text,
 // unless it is (or wraps) an *Error, which is sent as is. Params that do
-// not decode into the handler's type are answered with CodeInvalidParams;
-// a panicking handler is recovered and answered with CodeInternalError. A
+// not decode into the handler's type are answered with CodeInvalidParams
+// and a message in the peer's terms (which member, what was expected, what
+// came), while the decoder's error, which names the program's Go types,
+// goes to Options.OnDrop and Options.Logger only (DropInvalidParams); a
+// panicking handler is recovered and answered with CodeInternalError. A
 // call that the peer answers with an error returns an *Error, which keeps
 // the peer's code (or that it had none), message and raw data. A call ends
 // in exactly one way: its response, its context (nothing more is sent, a
@@ -146,7 +195,7 @@
 // # Shutdown
 //
 // Close stops dispatching, fails the pending calls, cancels the context of
-// running handlers, withdraws the frames not yet written and writes
+// running handlers (with ErrClosed as the cause), withdraws the frames not yet written and writes
 // nothing more. It never closes the streams, which belong to the caller.
 // Shutdown first lets the requests already read be answered and the
 // queued frames be written, for as long as its context allows. A

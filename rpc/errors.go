@@ -11,8 +11,8 @@ type Code int64
 
 // The error codes that JSON-RPC 2.0 reserves. This package writes only
 // CodeMethodNotFound, CodeInvalidParams, CodeInternalError and
-// CodeOverloaded on its own;
-// a handler may return any code in an *Error.
+// CodeOverloaded on its own (and CodeRequestCancelled under
+// LSPCancellation); a handler may return any code in an *Error.
 const (
 	CodeParseError     Code = -32700
 	CodeInvalidRequest Code = -32600

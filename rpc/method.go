@@ -28,7 +28,8 @@ func (m Method[P, R]) Name() string { return m.name }
 // It returns the decoded result, or an error: an *Error when the peer
 // answered with one; ErrInvalidResult (wrapped) when the result does not
 // decode into R; ctx.Err() when ctx ended first (the call is abandoned and
-// a late response is dropped); ErrClosed or ErrInputEnded when the
+// a late response is dropped; under Options.Cancellation the peer is sent
+// the policy's cancel notification, when it may have read the request); ErrClosed or ErrInputEnded when the
 // connection ended first; the input's read error; or the write error when
 // the request could not be sent. A context that is already done sends
 // nothing. A result member that is absent leaves R at its zero value.

@@ -84,6 +84,52 @@ type Options struct {
 	// Logger, when set, receives diagnostics: dropped lines at debug level,
 	// handler panics and write failures at error level. Nil logs nothing.
 	Logger *slog.Logger
+
+	// Cancellation, when set, cancels requests across the wire both ways:
+	// the peer's cancel notifications end the context of the requests they
+	// name, and this side's calls whose context ends before their response
+	// send one (see CancelPolicy, MCPCancellation, LSPCancellation). Nil,
+	// the default, sends and handles no cancellation: nothing on the wire
+	// changes, as the DeepSeek Harness peers expect.
+	Cancellation *CancelPolicy
+
+	// Intercept, when set, wraps the serving of every request and
+	// notification of the peer's: it is given the function that serves
+	// them (decoded params, handler, recovered panic) and returns the one
+	// the Conn calls instead. See ServeFunc for what the wrapper sees and
+	// may do. It is called once, by NewConn.
+	Intercept func(next ServeFunc) ServeFunc
+
+	// InterceptCall, when set, wraps every call and notification this
+	// side sends: it is given the function that sends one (and waits for
+	// the response of a call) and returns the one used instead, for each
+	// call. See CallFunc.
+	InterceptCall func(next CallFunc) CallFunc
+}
+
+func (o *Options) cancellation() *CancelPolicy {
+	if o == nil || o.Cancellation == nil {
+		return nil
+	}
+	p := *o.Cancellation // a copy: the Conn's policy does not change under it
+	if p.Method == "" || p.ParseParams == nil || p.Params == nil {
+		panic("rpc: a CancelPolicy needs Method, ParseParams and Params")
+	}
+	return &p
+}
+
+func (o *Options) intercept() func(ServeFunc) ServeFunc {
+	if o == nil {
+		return nil
+	}
+	return o.Intercept
+}
+
+func (o *Options) interceptCall() func(CallFunc) CallFunc {
+	if o == nil {
+		return nil
+	}
+	return o.InterceptCall
 }
 
 func (o *Options) maxFrameSize() int {
@@ -191,11 +237,16 @@ const (
 	DropUnmatchedResponse
 	// DropUnhandledNotification: a notification with no handler.
 	DropUnhandledNotification
-	// DropInvalidParams: a notification whose params do not decode into the
-	// handler's type.
+	// DropInvalidParams: a request or notification whose params do not
+	// decode into the handler's type (a request is answered
+	// CodeInvalidParams; Err has the decoder's error, which the answer
+	// does not carry), or a cancel notification whose params do not parse.
 	DropInvalidParams
 	// DropShutdown: a request read after Shutdown began; it is not served.
 	DropShutdown
+	// DropUnmatchedCancel: a cancel notification (Options.Cancellation)
+	// naming no request that is running or waiting: unknown, or finished.
+	DropUnmatchedCancel
 )
 
 var dropReasonNames = [...]string{
@@ -207,8 +258,9 @@ var dropReasonNames = [...]string{
 	DropUnterminated:          "unterminated line at end of input",
 	DropUnmatchedResponse:     "response to no pending call",
 	DropUnhandledNotification: "notification without a handler",
-	DropInvalidParams:         "notification params do not decode",
+	DropInvalidParams:         "params do not decode",
 	DropShutdown:              "request after shutdown began",
+	DropUnmatchedCancel:       "cancellation of no running request",
 }
 
 // String describes the reason in a few words.

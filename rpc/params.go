@@ -2,6 +2,10 @@ package rpc
 
 import (
 	"errors"
+	"reflect"
+	"strconv"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/linerpc/linerpc/internal/wire"
 )
@@ -91,4 +95,84 @@ func decodeParamsOf[P any](params paramsIn, p *P, omit bool) error {
 		}
 	}
 	return err
+}
+
+// describeParams returns the text of the CodeInvalidParams answer to
+// params that do not decode: which member, what was expected and what
+// came, without the Go names of the types, which are the program's
+// business (the full error goes to OnDrop and Logger).
+func describeParams(err error) string {
+	var te *gojson.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return "invalid params"
+	}
+	b := []byte("invalid params: ")
+	if te.Field != "" {
+		b = append(b, "member "...)
+		b = strconv.AppendQuote(b, te.Field)
+		b = append(b, ": "...)
+	}
+	want := expectedKind(te.Type)
+	if want == "" {
+		return string(append(b, "not of the expected type"...))
+	}
+	b = append(b, "expected "...)
+	b = append(b, want...)
+	if got := gotKind(te.Value); got != "" {
+		b = append(b, ", got "...)
+		b = append(b, got...)
+	}
+	return string(b)
+}
+
+// expectedKind names the JSON kind that decodes into t.
+func expectedKind(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return ""
+}
+
+// gotKind names the JSON kind the decoder saw, from its description of
+// the value ("number -5", "array", ...).
+func gotKind(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] == ' ' {
+			v = v[:i]
+			break
+		}
+	}
+	switch v {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	case "null":
+		return "null"
+	}
+	return ""
 }

@@ -142,12 +142,37 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	if c == nil {
 		panic(fmt.Sprintf("rpc: call of %q on a nil *Conn", method))
 	}
+	if c.callChain != nil {
+		return interceptedCall(ctx, c, method, omitParams, params)
+	}
+	return sendRequest(ctx, c, method, omitParams, params, nil)
+}
+
+// ErrCallInNotificationHandler is returned by a call made by a
+// notification handler, on its own goroutine, to its own Conn: the
+// handler runs on the read loop, which would have to read the response,
+// so the call could never end. Such a call has to be made on another
+// goroutine.
+var ErrCallInNotificationHandler = errors.New("rpc: call from a notification handler to its own Conn, which would wait for ever: notification handlers run on the read loop; make the call on another goroutine")
+
+// sendRequest is call without the calling interceptors; onID, when set,
+// learns the request's id before it is sent. When ctx ends before the
+// response, the request is withdrawn if no Write has taken it yet, and
+// otherwise, under a cancellation policy, the peer is sent the policy's
+// cancel notification.
+func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P, onID func(uint64)) (*pendingCall, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.onReadLoop() {
+		return nil, ErrCallInNotificationHandler
 	}
 	id, pc, err := c.pending.add()
 	if err != nil {
 		return nil, err
+	}
+	if onID != nil {
+		onID(id)
 	}
 	if rc := c.handlerCall(ctx); rc != nil {
 		c.callStarted(rc) // a handler waits for its own peer: see slots.go
@@ -171,10 +196,19 @@ func call[P any](ctx context.Context, c *Conn, method string, omitParams bool, p
 	case <-pc.done:
 		return settled(pc)
 	case <-ctx.Done():
-		if c.out.withdraw(f, seq) {
+		written := !c.out.withdraw(f, seq)
+		if !written {
 			putFrame(f)
 		}
-		return c.abandon(id, pc, ctx.Err())
+		if c.pending.take(id) == nil {
+			<-pc.done // settled first, by the response or the connection's end
+			return settled(pc)
+		}
+		release(pc)
+		if written && c.cancellation != nil {
+			c.sendCancel(id, context.Cause(ctx))
+		}
+		return nil, ctx.Err()
 	}
 }
 
@@ -284,6 +318,14 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 	if c == nil {
 		panic(fmt.Sprintf("rpc: notification %q on a nil *Conn (is the context a handler's? see ConnFromContext)", method))
 	}
+	if c.callChain != nil {
+		return interceptedNotify(ctx, c, method, omitParams, params)
+	}
+	return notifyDirect(ctx, c, method, omitParams, params)
+}
+
+// notifyDirect is notify without the calling interceptors.
+func notifyDirect[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -19,9 +19,10 @@ type reader struct {
 	lines   *lines.Reader
 	scanner wire.Scanner
 	env     wire.Envelope
-	fixed   []byte // scratch for lines with invalid UTF-8
-	name    []byte // scratch for method names with escapes
-	late    bool   // the input being handled was read after Shutdown began
+	fixed   []byte               // scratch for lines with invalid UTF-8
+	name    []byte               // scratch for method names with escapes
+	late    bool                 // the input being handled was read after Shutdown began
+	noteCtx *notificationContext // the last notification's context (see notificationContext)
 
 	// paramsFirst says the peer's last frame with params had a member
 	// after them (see params.go).
@@ -43,6 +44,7 @@ const maxRetainedScratch = 64 << 10
 // does can stop it.
 func (c *Conn) readLoop(rd *reader) {
 	defer c.running.Done()
+	c.readLoopID.Store(goroutineID())
 	for {
 		var ev lines.Event
 		var tail int
@@ -140,9 +142,12 @@ func (c *Conn) handle(rd *reader, line []byte, size int64) (done bool) {
 	var name []byte
 	var view *registryView
 	var e *entry
+	var cancel bool // the cancellation policy's notification
 	if hasMethod {
-		name, view = rd.methodName(env), c.reg.view()
-		if view != nil {
+		name = rd.methodName(env)
+		if p := c.cancellation; p != nil && !hasID && string(name) == p.Method {
+			cancel = true
+		} else if view = c.reg.view(); view != nil {
 			e = view.methods[string(name)]
 		}
 	}
@@ -165,6 +170,8 @@ func (c *Conn) handle(rd *reader, line []byte, size int64) (done bool) {
 		return c.handleRequest(rd, line, size, name, view, e)
 	case hasID:
 		c.handleResponse(env, line, size)
+	case cancel:
+		c.handleCancel(env.Params.Raw, line, size)
 	case hasMethod:
 		return c.handleNotification(rd, line, size, name, view, e)
 	default:
@@ -189,23 +196,30 @@ func (rd *reader) methodName(env *wire.Envelope) []byte {
 func (c *Conn) handleRequest(rd *reader, line []byte, size int64, name []byte, view *registryView, e *entry) bool {
 	id := rd.env.ID.Raw
 	var t task
+	var method string
 	switch {
 	case e != nil && e.request != nil:
 		var err error
-		if t, err = e.request(id, rd.params()); err != nil {
+		if t, err = e.request(rd.params()); err != nil {
 			return c.paramsFailed(rd, line, size, name, err, true)
 		}
+		method = e.name
 	case view != nil && view.unknown != nil:
-		u := &unknownTask{handler: view.unknown, method: string(name), id: append([]byte(nil), id...)}
+		u := &unknownTask{handler: view.unknown, method: string(name)}
 		if rd.env.Params.Raw != nil {
 			u.params = append(json.RawMessage(nil), rd.env.Params.Raw...)
 		}
-		t = u
+		t, method = u, u.method
 	default:
 		c.replyError(id, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(name)}, false)
 		return true
 	}
-	switch c.admit(t, int(size), rd.late) {
+	rc := newRequestContext(c, method, id)
+	rc.t = t
+	if c.cancellation != nil {
+		rc.key, _ = keyOf(id) // a request's id is a string or a number
+	}
+	switch c.admit(rc, int(size), rd.late) {
 	case overloaded:
 		c.replyError(id, overloadError, false)
 	case refused:
@@ -229,7 +243,11 @@ func (c *Conn) paramsFailed(rd *reader, line []byte, size int64, name []byte, er
 	case errors.As(err, &bad):
 		c.drop(Drop{Reason: DropMalformed, Line: line, Size: size, Err: bad.err})
 	case request:
-		c.replyError(rd.env.ID.Raw, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}, false)
+		// The answer says what is wrong in the peer's terms; the decoder's
+		// error, which names the program's types, goes to OnDrop and the
+		// Logger only.
+		c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: string(name), Err: err})
+		c.replyError(rd.env.ID.Raw, &Error{Code: CodeInvalidParams, Message: describeParams(err)}, false)
 	default:
 		c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: string(name), Err: err})
 	}
@@ -249,13 +267,9 @@ func (c *Conn) handleNotification(rd *reader, line []byte, size int64, name []by
 		if err != nil {
 			return c.paramsFailed(rd, line, size, name, err, false)
 		}
-		t.run(c, c.ctx)
+		t.run(c, rd, e.name)
 	case view != nil && view.unknownNotification != nil:
-		method := string(name)
-		func() {
-			defer c.recoverNotification(method)
-			view.unknownNotification(c.ctx, method, rd.env.Params.Raw)
-		}()
+		c.runUnknownNotification(rd, view.unknownNotification, string(name), rd.env.Params.Raw)
 	default:
 		c.drop(Drop{Reason: DropUnhandledNotification, Line: line, Size: size, Method: string(name)})
 	}

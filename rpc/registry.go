@@ -28,8 +28,15 @@ type registryView struct {
 // run on the read loop; params aliases the line, so they decode it before
 // they return. Their errors are those of decodeParamsOf.
 type entry struct {
-	request      func(id []byte, params paramsIn) (task, error)
-	notification func(params paramsIn) (task, error)
+	name         string
+	request      func(params paramsIn) (task, error)
+	notification func(params paramsIn) (notificationRunner, error)
+}
+
+// notificationRunner is a decoded notification, ready to run on the read
+// loop.
+type notificationRunner interface {
+	run(c *Conn, rd *reader, method string)
 }
 
 // NewRegistry returns an empty Registry.
@@ -78,7 +85,9 @@ func (r *Registry) add(name string, e *entry) {
 // Handle registers h as the handler of the request method m. The params of
 // each request are decoded into P on the read loop; h then runs on a
 // goroutine of the Conn (at most Options.MaxConcurrentRequests at once),
-// with a context that Close cancels, and its result is sent as the
+// with a context of the request's own (see RequestFromContext) that ends
+// when the peer cancels the request (Options.Cancellation), when Close
+// ends the connection, or when h returns, and its result is sent as the
 // response. A returned *Error is sent as is; any other error is sent as
 // CodeInternalError with the error's text. Params that do not decode into
 // P are answered with CodeInvalidParams without calling h. A panic in h,
@@ -89,15 +98,14 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{request: func(id []byte, params paramsIn) (task, error) {
+	reg.add(m.name, &entry{name: m.name, request: func(params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
 		if err := decodeParamsOf(params, &t.params, m.omitParams); err != nil {
 			t.params = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.method, t.pool = h, m.name, pool
-		t.id = append(t.id[:0], id...)
+		t.handler, t.omit, t.pool = h, m.omitParams, pool
 		return t, nil
 	}})
 }
@@ -106,7 +114,10 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 // Notification handlers run on the connection's read loop, one at a time,
 // in the order the notifications arrived: the next frame is read when h
 // returns. A handler that must wait for the peer (for example with a Call
-// on the same connection) has to do so on another goroutine. Params that do
+// on the same connection) has to do so on another goroutine: a call made
+// on the handler's own fails at once with ErrCallInNotificationHandler.
+// Its context is the Conn's (Close ends it), and RequestFromContext
+// reports the notification. Params that do
 // not decode into P drop the notification (reported as DropInvalidParams).
 // A panic in h is recovered and logged.
 func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P)) {
@@ -114,14 +125,14 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
-	reg.add(n.name, &entry{notification: func(params paramsIn) (task, error) {
+	reg.add(n.name, &entry{name: n.name, notification: func(params paramsIn) (notificationRunner, error) {
 		t := pool.Get().(*notificationTask[P])
 		if err := decodeParamsOf(params, &t.params, n.omitParams); err != nil {
 			t.params = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.method, t.pool = h, n.name, pool
+		t.handler, t.omit, t.pool = h, n.omitParams, pool
 		return t, nil
 	}})
 }

@@ -14,18 +14,31 @@ import (
 // params decoded. Tasks are pooled per method.
 type requestTask[P, R any] struct {
 	handler func(context.Context, P) (R, error)
-	method  string
 	params  P
-	id      []byte
+	omit    bool // P is NoParams
 	pool    *sync.Pool
 }
 
-func (t *requestTask[P, R]) run(c *Conn, ctx context.Context) {
-	serveRequest(c, ctx, t.id, t.method, t.handler, t.params)
+func (t *requestTask[P, R]) run(c *Conn, rc *requestContext) {
+	if c.serve != nil {
+		if !t.omit {
+			rc.req.Params = t.params
+		}
+		rc.req.h, rc.req.conn = t, c
+		serveIntercepted(c, rc)
+	} else {
+		serveRequest(c, rc, t.handler, t.params)
+	}
 	t.discard()
 }
 
-func (t *requestTask[P, R]) requestID() []byte { return t.id }
+func (t *requestTask[P, R]) invoke(ctx context.Context) (any, error) {
+	r, err := t.handler(ctx, t.params)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 func (t *requestTask[P, R]) discard() {
 	t.params = *new(P)
@@ -33,18 +46,37 @@ func (t *requestTask[P, R]) discard() {
 	t.pool.Put(t)
 }
 
-// serveRequest runs a request handler and answers the request id with its
-// result, its error, or CodeInternalError when it panicked.
-func serveRequest[P, R any](c *Conn, ctx context.Context, id []byte, method string, h func(context.Context, P) (R, error), p P) {
-	r, err, panicked := callHandler(c, ctx, method, h, p)
+// serveRequest runs a request handler and answers the request with its
+// result, its error, or CodeInternalError when it panicked (unless a
+// cancellation policy settles it: see requestReturned).
+func serveRequest[P, R any](c *Conn, rc *requestContext, h func(context.Context, P) (R, error), p P) {
+	r, err, panicked := callHandler(c, rc, rc.req.Method, h, p)
+	if !c.requestReturned(rc, err == nil && !panicked) {
+		return
+	}
 	switch {
 	case panicked:
-		c.replyError(id, panicError, true)
+		c.replyError(rc.req.ID, panicError, true)
 	case err != nil:
-		c.replyError(id, wireError(err), true)
+		c.replyError(rc.req.ID, wireError(err), true)
 	default:
-		replyResult(c, id, method, r)
+		replyResult(c, rc.req.ID, rc.req.Method, r)
 	}
+}
+
+// serveIntercepted serves a request through the serving interceptors and
+// answers it with what the chain returns.
+func serveIntercepted(c *Conn, rc *requestContext) {
+	r, err := c.intercepted(rc, &rc.req)
+	rc.req.h = nil
+	if !c.requestReturned(rc, err == nil) {
+		return
+	}
+	if err != nil {
+		c.replyError(rc.req.ID, wireError(err), true)
+		return
+	}
+	replyResult(c, rc.req.ID, rc.req.Method, r)
 }
 
 // callHandler runs a handler, containing a panic.
@@ -68,39 +100,107 @@ type unknownTask struct {
 	handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 	method  string
 	params  json.RawMessage
-	id      []byte
 }
 
-func (t *unknownTask) run(c *Conn, ctx context.Context) {
+func (t *unknownTask) run(c *Conn, rc *requestContext) {
+	if c.serve != nil {
+		if t.params != nil {
+			rc.req.Params = t.params
+		}
+		rc.req.h, rc.req.conn = t, c
+		serveIntercepted(c, rc)
+		return
+	}
 	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	serveRequest(c, ctx, t.id, t.method, h, t.params)
+	serveRequest(c, rc, h, t.params)
 }
 
-func (t *unknownTask) discard()          {}
-func (t *unknownTask) requestID() []byte { return t.id }
+func (t *unknownTask) invoke(ctx context.Context) (any, error) {
+	return t.handler(ctx, t.method, t.params)
+}
+
+func (t *unknownTask) discard() {}
 
 // notificationTask is a notification for a handler registered with
 // HandleNotification, with its params decoded; it runs on the read loop.
 type notificationTask[P any] struct {
 	handler func(context.Context, P)
-	method  string
 	params  P
+	omit    bool // P is NoParams
 	pool    *sync.Pool
 }
 
-func (t *notificationTask[P]) run(c *Conn, ctx context.Context) {
-	func() {
-		defer c.recoverNotification(t.method)
-		t.handler(ctx, t.params)
-	}()
+func (t *notificationTask[P]) run(c *Conn, rd *reader, method string) {
+	if c.serve != nil {
+		var params any
+		if !t.omit {
+			params = t.params
+		}
+		c.interceptNotification(method, params, t)
+	} else {
+		ctx := rd.notificationContext(c, method)
+		c.notifying.Store(true)
+		func() {
+			defer c.recoverNotification(method)
+			t.handler(ctx, t.params)
+		}()
+		c.notifying.Store(false)
+	}
 	t.discard()
 }
 
-func (t *notificationTask[P]) requestID() []byte { return nil }
+func (t *notificationTask[P]) invoke(ctx context.Context) (any, error) {
+	t.handler(ctx, t.params)
+	return nil, nil
+}
 
 func (t *notificationTask[P]) discard() {
 	t.params = *new(P)
 	t.pool.Put(t)
+}
+
+// unknownNotification is a notification for the registry's
+// HandleUnknownNotification handler, on its way through the serving
+// interceptors.
+type unknownNotification struct {
+	handler func(ctx context.Context, method string, params json.RawMessage)
+	method  string
+	params  json.RawMessage
+}
+
+func (u *unknownNotification) invoke(ctx context.Context) (any, error) {
+	u.handler(ctx, u.method, u.params)
+	return nil, nil
+}
+
+// runUnknownNotification runs the registry's HandleUnknownNotification
+// handler on the read loop.
+func (c *Conn) runUnknownNotification(rd *reader, h func(context.Context, string, json.RawMessage), method string, params json.RawMessage) {
+	if c.serve != nil {
+		var p any
+		if params != nil {
+			p = params
+		}
+		c.interceptNotification(method, p, &unknownNotification{h, method, params})
+		return
+	}
+	ctx := rd.notificationContext(c, method)
+	c.notifying.Store(true)
+	func() {
+		defer c.recoverNotification(method)
+		h(ctx, method, params)
+	}()
+	c.notifying.Store(false)
+}
+
+// interceptNotification serves a notification through the serving
+// interceptors, on the read loop.
+func (c *Conn) interceptNotification(method string, params any, h invoker) {
+	nc := &notificationContext{Context: c.ctx, req: Request{Method: method, Params: params, h: h, conn: c}}
+	c.notifying.Store(true)
+	c.intercepted(nc, &nc.req)
+	c.notifying.Store(false)
+	nc.req.h = nil
 }
 
 // wireError returns the error object that answers a handler's error.

@@ -417,10 +417,17 @@ func TestMembersAfterParams(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"c"},"params":{"text":"d"}}`)
 	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"d"}}`)
 	// Params that do not decode are answered once, wherever they are.
+	// (The decoder's error goes to OnDrop, not to the peer.)
 	p.send(`{"jsonrpc":"2.0","id":4,"method":"echo","params":{"text":4}}`)
-	p.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
+	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Err == nil {
+		t.Fatalf("drop %+v, want DropInvalidParams", d)
+	}
 	p.send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":5},"x":null}`)
-	p.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
+	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Err == nil {
+		t.Fatalf("drop %+v, want DropInvalidParams", d)
+	}
 	// A fault after params makes the frame malformed, even though params
 	// alone would decode.
 	p.send(`{"jsonrpc":"2.0","id":6,"method":"echo","params":{"text":"e"},}`)

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"context"
 	"time"
 )
 
@@ -37,22 +36,19 @@ import (
 // So at most 2 × MaxConcurrentRequests handlers run, and a request either
 // runs or is answered.
 
-// task is a decoded request or notification, ready to run.
+// task is a decoded request, ready to run.
 type task interface {
-	// run serves it with the handler's context.
-	run(c *Conn, ctx context.Context)
+	// run serves it with the request context rc, answers it, and releases
+	// the task.
+	run(c *Conn, rc *requestContext)
 	// discard releases a task that will never run.
 	discard()
-	// requestID returns the id of a request (a copy of the line's, valid
-	// until the task is discarded), nil for a notification.
-	requestID() []byte
 }
 
-// waitingTask is a request in the waiting room, with its id (for an
-// overload answer) and the size that counts against MaxWaitingBytes.
+// waitingTask is a request in the waiting room, with the size that
+// counts against MaxWaitingBytes.
 type waitingTask struct {
-	t    task
-	id   []byte
+	rc   *requestContext
 	size int
 }
 
@@ -66,11 +62,12 @@ type taskQueue struct {
 func (q *taskQueue) len() int { return len(q.items) - q.head }
 
 func (q *taskQueue) push(w waitingTask) {
+	w.rc.waiting = true
 	q.items = append(q.items, w)
 	q.bytes += w.size
 }
 
-func (q *taskQueue) pop() task {
+func (q *taskQueue) pop() *requestContext {
 	w := q.items[q.head]
 	q.items[q.head] = waitingTask{}
 	q.head++
@@ -78,12 +75,33 @@ func (q *taskQueue) pop() task {
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	}
-	return w.t
+	w.rc.waiting = false
+	return w.rc
+}
+
+// remove takes rc out of the queue (a request the peer cancelled).
+func (q *taskQueue) remove(rc *requestContext) {
+	for i := q.head; i < len(q.items); i++ {
+		if q.items[i].rc == rc {
+			q.bytes -= q.items[i].size
+			copy(q.items[i:], q.items[i+1:])
+			q.items[len(q.items)-1] = waitingTask{}
+			q.items = q.items[:len(q.items)-1]
+			if q.head == len(q.items) {
+				q.items, q.head = q.items[:0], 0
+			}
+			rc.waiting = false
+			return
+		}
+	}
 }
 
 // takeAll empties the queue and returns what waited.
 func (q *taskQueue) takeAll() []waitingTask {
 	items := q.items[q.head:]
+	for _, w := range items {
+		w.rc.waiting = false
+	}
 	*q = taskQueue{}
 	return items
 }
@@ -98,11 +116,12 @@ const (
 	refused                     // discarded: the Conn is closed, or Shutdown began before it was read
 )
 
-// admit starts the request t on a goroutine of the Conn,
+// admit starts the request rc on a goroutine of the Conn,
 // or lets it wait for a slot, or refuses it. size is the length of its
 // line; late says it was read after Shutdown began. A task that is not
-// started or waiting is discarded.
-func (c *Conn) admit(t task, size int, late bool) admission {
+// started or waiting is discarded. Under a cancellation policy, a request
+// started or waiting is tracked, for the cancel notifications to find it.
+func (c *Conn) admit(rc *requestContext, size int, late bool) admission {
 	var a admission
 	c.update(func(s *connState) {
 		switch {
@@ -115,17 +134,20 @@ func (c *Conn) admit(t task, size int, late bool) admission {
 			a = overloaded // it would wait for ever
 		case s.waiting.len() < c.maxWaiting && (s.waiting.len() == 0 || s.waiting.bytes+size <= c.maxWaitingBytes):
 			// A request larger than the byte bound may wait alone.
-			s.waiting.push(waitingTask{t, t.requestID(), size})
+			s.waiting.push(waitingTask{rc, size})
 			a = waiting
 		default:
 			a = overloaded
 		}
+		if c.cancellation != nil && (a == started || a == waiting) {
+			s.track(rc)
+		}
 	})
 	switch a {
 	case started:
-		c.goRun(t)
+		c.goRun(rc)
 	case overloaded, refused:
-		t.discard()
+		rc.t.discard()
 	}
 	return a
 }
@@ -134,27 +156,26 @@ func (c *Conn) admit(t task, size int, late bool) admission {
 // before it exits.
 const idleTimeout = 2 * time.Second
 
-// goRun runs the request t, which holds a handler slot, on an idle
+// goRun runs the request rc, which holds a handler slot, on an idle
 // goroutine of the Conn, or on a new one.
-func (c *Conn) goRun(t task) {
+func (c *Conn) goRun(rc *requestContext) {
 	select {
-	case c.idleWork <- t:
+	case c.idleWork <- rc:
 	default:
 		c.running.Add(1)
-		go c.work(t)
+		go c.work(rc)
 	}
 }
 
-// work is the body of the goroutines that serve requests: it serves t and
+// work is the body of the goroutines that serve requests: it serves rc and
 // the requests that wait for its slot, then waits, idle, for more.
-func (c *Conn) work(t task) {
+func (c *Conn) work(rc *requestContext) {
 	defer c.running.Done()
 	var idle *time.Timer
 	for {
-		for t != nil {
-			rc := &requestContext{Context: c.ctx, conn: c, holds: true}
-			t.run(c, rc)
-			t = c.handlerEnded(rc)
+		for rc != nil {
+			rc.t.run(c, rc)
+			rc = c.handlerEnded(rc)
 		}
 		if idle == nil {
 			idle = time.NewTimer(idleTimeout)
@@ -162,7 +183,7 @@ func (c *Conn) work(t task) {
 			idle.Reset(idleTimeout)
 		}
 		select {
-		case t = <-c.idleWork:
+		case rc = <-c.idleWork:
 			idle.Stop()
 		case <-idle.C:
 			return
@@ -178,8 +199,8 @@ func (c *Conn) work(t task) {
 // handlerEnded records that the handler of rc returned. When it held a
 // slot, it returns the next waiting request, to be served with that slot,
 // or gives the slot back.
-func (c *Conn) handlerEnded(rc *requestContext) task {
-	var t task
+func (c *Conn) handlerEnded(rc *requestContext) *requestContext {
+	var t *requestContext
 	c.update(func(s *connState) {
 		rc.done = true
 		switch {
@@ -204,7 +225,7 @@ func (c *Conn) handlerEnded(rc *requestContext) task {
 // handler lends, or the requests to answer CodeOverloaded since every
 // slot is stuck.
 func (c *Conn) callStarted(rc *requestContext) {
-	var start task
+	var start *requestContext
 	var overload []waitingTask
 	c.update(func(s *connState) {
 		if rc.done {
@@ -226,14 +247,17 @@ func (c *Conn) callStarted(rc *requestContext) {
 		s.stuck++
 		if s.stuck == s.active {
 			overload = s.waiting.takeAll()
+			for _, w := range overload {
+				s.forget(w.rc)
+			}
 		}
 	})
 	if start != nil {
 		c.goRun(start)
 	}
 	for _, w := range overload {
-		c.replyError(w.id, overloadError, true)
-		w.t.discard()
+		c.replyError(w.rc.req.ID, overloadError, true)
+		w.rc.t.discard()
 	}
 }
 
@@ -257,33 +281,4 @@ func (c *Conn) callEnded(rc *requestContext) {
 			s.active++
 		}
 	})
-}
-
-// requestContext is the context of a request handler: the Conn's, marked
-// so that a call the handler makes on the same Conn is known as one (see
-// Conn.handlerCall). Its fields change under Conn.mu.
-type requestContext struct {
-	context.Context
-	conn  *Conn
-	holds bool // the handler holds a slot (it lends it while it calls)
-	calls int  // calls on conn in progress from this context
-	done  bool // the handler returned
-}
-
-type requestKey struct{}
-
-func (rc *requestContext) Value(key any) any {
-	if key == (requestKey{}) {
-		return rc
-	}
-	return rc.Context.Value(key)
-}
-
-// handlerCall returns the request context of ctx when ctx is a handler's
-// of c: a call with it is a handler waiting for its own peer.
-func (c *Conn) handlerCall(ctx context.Context) *requestContext {
-	if rc, ok := ctx.Value(requestKey{}).(*requestContext); ok && rc.conn == c {
-		return rc
-	}
-	return nil
 }

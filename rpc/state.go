@@ -39,6 +39,12 @@ type connState struct {
 	stuck     int       // handlers that hold a slot and wait for the peer
 	lent      int       // handlers running without a slot, having lent theirs
 	waiting   taskQueue // requests admitted but waiting for a slot
+
+	// requests are the peer's requests running or waiting, by the key of
+	// their id, under a cancellation policy only (cancel.go): a request is
+	// there from its admission until its handler returns or it is settled
+	// otherwise (cancelled while waiting, overloaded, dropped by Close).
+	requests map[idKey]*requestContext
 }
 
 // checkInvariants is set under test, so that an impossible transition

@@ -18,7 +18,7 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 		"closed without end":   func(s *connState) { s.err, s.closed = nil, true },
 		"slots over the bound": func(s *connState) { s.active = s.maxActive + 1 },
 		"waits with a free slot": func(s *connState) {
-			s.waiting.push(waitingTask{t: &unknownTask{}})
+			s.waiting.push(waitingTask{rc: &requestContext{t: &unknownTask{}}})
 		},
 		"stuck beyond active":  func(s *connState) { s.stuck = s.active + 1 },
 		"reading before Start": func(s *connState) { s.started, s.reading = false, true },
@@ -41,7 +41,10 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 	// A valid sequence does not panic.
 	c := NewConn(strings.NewReader(""), discard{}, nil)
 	c.update(func(s *connState) { s.started, s.reading = true, true })
-	c.update(func(s *connState) { s.active = s.maxActive; s.waiting.push(waitingTask{t: &unknownTask{}}) })
+	c.update(func(s *connState) {
+		s.active = s.maxActive
+		s.waiting.push(waitingTask{rc: &requestContext{t: &unknownTask{}}})
+	})
 	c.update(func(s *connState) { s.closed = true; s.endWith(ErrClosed); s.waiting.takeAll(); s.reading = false })
 }
 

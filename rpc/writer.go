@@ -122,6 +122,26 @@ func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) (seq
 	return seq, nil
 }
 
+// push queues f without waiting for room, for the small frames that must
+// not wait (a cancel notification: see Conn.sendCancel). On error, f still
+// belongs to the caller.
+func (w *writer) push(c *Conn, f *frame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.seq++
+	f.seq = w.seq
+	w.queue = append(w.queue, f)
+	w.queued += len(f.b)
+	if !w.writing {
+		w.writing = true
+		w.handOff(c)
+	}
+	return nil
+}
+
 // handOff gives the writer's role to the writer's goroutine, starting it if
 // it does not run. Called with mu held, by the role's holder.
 func (w *writer) handOff(c *Conn) {

@@ -1,0 +1,450 @@
+package rpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// blocker is a registry whose method "block" reports each request's
+// context as its handler starts, then waits for its context to end or
+// for release, and returns the outcome its params ask for: "result" a
+// result, anything else ctx.Err() (or nil when released).
+type blocker struct {
+	reg     *rpc.Registry
+	started chan context.Context
+	ended   chan error // context.Cause at the handler's return
+	release chan struct{}
+}
+
+var block = rpc.NewMethod[echoParams, echoResult]("block")
+
+func newBlocker() *blocker {
+	b := &blocker{
+		reg:     echoRegistry(),
+		started: make(chan context.Context, 16),
+		ended:   make(chan error, 16),
+		release: make(chan struct{}),
+	}
+	rpc.Handle(b.reg, block, func(ctx context.Context, p echoParams) (echoResult, error) {
+		b.started <- ctx
+		select {
+		case <-ctx.Done():
+		case <-b.release:
+		}
+		b.ended <- context.Cause(ctx)
+		if p.Text == "result" {
+			return echoResult{Echo: "done anyway"}, nil
+		}
+		return echoResult{Echo: "released"}, ctx.Err()
+	})
+	return b
+}
+
+// A handler's context carries its request's method and raw id, and the
+// Conn; a notification handler's says it is one.
+func TestRequestFromContext(t *testing.T) {
+	reg := rpc.NewRegistry()
+	type seen struct {
+		method, id   string
+		notification bool
+		conn         bool
+	}
+	got := make(chan seen, 4)
+	report := func(ctx context.Context) {
+		r := rpc.RequestFromContext(ctx)
+		got <- seen{r.Method, string(r.ID), r.IsNotification(), rpc.ConnFromContext(ctx) != nil}
+	}
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		report(ctx)
+		return echoResult{}, nil
+	})
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) { report(ctx) })
+	reg.HandleUnknown(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		report(ctx)
+		return nil, nil
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+
+	for _, tc := range []struct {
+		line string
+		want seen
+	}{
+		{`{"jsonrpc":"2.0","id":"req_\u0031","method":"echo","params":{}}`, seen{"echo", `"req_\u0031"`, false, true}},
+		{`{"jsonrpc":"2.0","id":1.50,"method":"echo"}`, seen{"echo", `1.50`, false, true}},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("long", 20) + `","method":"other"}`, seen{"other", `"` + strings.Repeat("long", 20) + `"`, false, true}},
+		{`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`, seen{"note", "", true, true}},
+	} {
+		p.send(tc.line)
+		if s := within(t, got); s != tc.want {
+			t.Errorf("%s: context says %+v, want %+v", tc.line, s, tc.want)
+		}
+		if !strings.Contains(tc.line, `"method":"note"`) {
+			p.next()
+		}
+	}
+	if rpc.RequestFromContext(context.Background()) != nil {
+		t.Error("RequestFromContext of a context that is no handler's is not nil")
+	}
+}
+
+// Close ends a running request's context with ErrClosed as its cause.
+func TestRequestContextEndsWithClose(t *testing.T) {
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	within(t, b.started)
+	p.conn.Close()
+	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrClosed) {
+		t.Fatalf("cause %v, want ErrClosed", cause)
+	}
+}
+
+// The end of the input does not end the running requests: they are
+// answered (the peer may still read, as a shell pipe's reader does).
+func TestRequestContextOutlivesTheInput(t *testing.T) {
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := within(t, b.started)
+	p.in.Close()
+	<-p.conn.Done()
+	if err := p.conn.Err(); !errors.Is(err, rpc.ErrInputEnded) {
+		t.Fatalf("Err = %v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("the request's context ended with the input: %v", context.Cause(ctx))
+	}
+	close(b.release)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+}
+
+// Close after the end of the input ends the running requests with
+// ErrClosed too.
+func TestRequestContextEndsWithCloseAfterTheInput(t *testing.T) {
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	within(t, b.started)
+	p.in.Close()
+	<-p.conn.Done()
+	p.conn.Close()
+	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrClosed) {
+		t.Fatalf("cause %v, want ErrClosed", cause)
+	}
+}
+
+// A request's context ends when its handler returns.
+func TestRequestContextEndsWhenTheHandlerReturns(t *testing.T) {
+	b := newBlocker()
+	close(b.release)
+	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := within(t, b.started)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), rpc.ErrPeerCancelled) {
+		t.Fatalf("after the handler returned: %v, cause %v", ctx.Err(), context.Cause(ctx))
+	}
+}
+
+// MCP, inbound: notifications/cancelled ends the running request's context
+// with the reason in its cause, and the request gets no response, whatever
+// its handler returns. Ids match by JSON value: 1.0 and 1e0 name 1.
+func TestMCPCancelInbound(t *testing.T) {
+	b := newBlocker()
+	drops := make(chan rpc.Drop, 16)
+	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+	for _, tc := range []struct{ id, text, cancelID, reason string }{
+		{`1`, "error", `1.0`, `"user"`},
+		{`2`, "result", `2e0`, ``},
+		{`"s"`, "error", `"\u0073"`, `"why not"`},
+	} {
+		p.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"` + tc.text + `"}}`)
+		within(t, b.started)
+		params := `{"requestId":` + tc.cancelID
+		if tc.reason != "" {
+			params += `,"reason":` + tc.reason
+		}
+		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}}`)
+		cause := within(t, b.ended)
+		if !errors.Is(cause, rpc.ErrPeerCancelled) {
+			t.Fatalf("cause %v, want ErrPeerCancelled", cause)
+		}
+		if tc.reason != "" && !strings.Contains(cause.Error(), strings.Trim(tc.reason, `"`)) {
+			t.Fatalf("cause %q lacks the reason %s", cause, tc.reason)
+		}
+	}
+	// No response was written for any: the next frame answers this.
+	p.send(`{"jsonrpc":"2.0","id":9,"method":"echo","params":{"text":"next"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"next"}}`)
+	select {
+	case d := <-drops:
+		t.Fatalf("unexpected drop %+v", d)
+	default:
+	}
+}
+
+// LSP, inbound: $/cancelRequest ends the request's context; a handler that
+// then returns an error is answered -32800, one that returns a result has
+// it sent.
+func TestLSPCancelInbound(t *testing.T) {
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.LSPCancellation()})
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"block","params":{"text":"error"}}`)
+	within(t, b.started)
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"a","error":{"code":-32800,"message":"request cancelled"}}`)
+	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrPeerCancelled) {
+		t.Fatalf("cause %v", cause)
+	}
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"block","params":{"text":"result"}}`)
+	within(t, b.started)
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
+	p.expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"done anyway"}}`)
+	within(t, b.ended)
+}
+
+// A request still waiting for a handler slot is settled at once when the
+// peer cancels it, and never runs: under MCP without a response, under
+// LSP with -32800.
+func TestCancelWaitingRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy *rpc.CancelPolicy
+		cancel string
+		answer string // "" for none
+	}{
+		{"MCP", rpc.MCPCancellation(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, ""},
+		{"LSP", rpc.LSPCancellation(), `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"request cancelled"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBlocker()
+			p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: tc.policy, MaxConcurrentRequests: 1})
+			p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+			within(t, b.started)
+			p.send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`) // waits for the slot
+			p.send(tc.cancel)
+			if tc.answer != "" {
+				p.expect(tc.answer) // while request 1 still holds the slot
+			}
+			close(b.release)
+			p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+			within(t, b.ended)
+			p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"after"}}`)
+			p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"after"}}`)
+			select {
+			case <-b.started:
+				t.Fatal("the cancelled request ran")
+			default:
+			}
+		})
+	}
+}
+
+// Cancellations of no running request (unknown, finished, of another
+// JSON type, malformed) are ignored and reported.
+func TestCancelUnmatched(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"quick"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"quick"}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`)
+	within(t, b.started)
+	for _, tc := range []struct {
+		params string
+		want   rpc.DropReason
+	}{
+		{`{"requestId":1}`, rpc.DropUnmatchedCancel},   // finished
+		{`{"requestId":99}`, rpc.DropUnmatchedCancel},  // unknown
+		{`{"requestId":"2"}`, rpc.DropUnmatchedCancel}, // a string never names a number
+		{`{"requestId":null}`, rpc.DropUnmatchedCancel},
+		{`{"RequestId":2}`, rpc.DropUnmatchedCancel}, // names match exactly
+		{`[2]`, rpc.DropInvalidParams},
+	} {
+		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + tc.params + `}`)
+		if d := within(t, drops); d.Reason != tc.want || d.Method != "notifications/cancelled" {
+			t.Fatalf("%s: drop %+v, want %v", tc.params, d, tc.want)
+		}
+	}
+	select {
+	case ctx := <-b.started:
+		t.Fatalf("unexpected start %v", ctx)
+	default:
+	}
+	close(b.release)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"released"}}`)
+}
+
+// Without a policy, a cancel notification is a notification like any
+// other: the request runs on and is answered.
+func TestNoPolicyNoCancellation(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	b := newBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := within(t, b.started)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	if d := within(t, drops); d.Reason != rpc.DropUnhandledNotification {
+		t.Fatalf("drop %+v", d)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the request was cancelled without a policy")
+	}
+	close(b.release)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+}
+
+// Outbound: when a call's context ends after its request was written,
+// the policy's notification is sent once, with the cause as MCP's
+// reason; the call returns the context's error and a late response is
+// dropped.
+func TestCancelOutbound(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy *rpc.CancelPolicy
+		want   string
+	}{
+		{"MCP", rpc.MCPCancellation(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user gave up"}}`},
+		{"LSP", rpc.LSPCancellation(), `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`},
+		{"none", nil, `{"jsonrpc":"2.0","method":"tick"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			drops := make(chan rpc.Drop, 4)
+			p := newPeer(t, &rpc.Options{Cancellation: tc.policy, OnDrop: func(d rpc.Drop) { drops <- d }})
+			ctx, cancel := context.WithCancelCause(context.Background())
+			res := call(ctx, p.conn, "slow")
+			p.expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`)
+			cancel(errors.New("user gave up"))
+			if r := within(t, res); !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("call = %+v, want context.Canceled", r)
+			}
+			if tc.policy == nil {
+				tick.Notify(context.Background(), p.conn, rpc.NoParams{}) // the next frame: no cancel came before it
+			}
+			p.expect(tc.want)
+			p.send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"late"}}`)
+			if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+				t.Fatalf("late response: drop %+v", d)
+			}
+			// Once: the next frame is the next call's.
+			go p.conn.Notify(context.Background(), "after", nil)
+			p.expect(`{"jsonrpc":"2.0","method":"after"}`)
+		})
+	}
+}
+
+// Outbound: a request withdrawn before any Write took it is not
+// cancelled on the wire (the peer never saw it); one in a Write in
+// progress is.
+func TestCancelOutboundOnlyWhatWasWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in, feed := io.Pipe()
+		out := newStuckWriter()
+		c := rpc.NewConn(in, out, &rpc.Options{Cancellation: rpc.MCPCancellation()})
+		c.Start()
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		first := call(ctx1, c, "first")
+		<-out.entered // its frame is in the stuck Write
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		second := call(ctx2, c, "second")
+		synctest.Wait() // queued behind the Write
+		cancel2()
+		if r := <-second; !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("second: %v", r.err)
+		}
+		cancel1()
+		if r := <-first; !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("first: %v", r.err)
+		}
+		close(out.release)
+		if err := c.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		feed.Close()
+		c.Wait()
+		want := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"first"}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"context canceled"}}` + "\n"
+		if got := out.String(); got != want {
+			t.Fatalf("written:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+// A call that a notification handler makes to its own Conn fails at once
+// (it could never be answered); a goroutine the handler starts may call,
+// with the handler's context too.
+func TestCallFromNotificationHandler(t *testing.T) {
+	reg := rpc.NewRegistry()
+	errs := make(chan error, 2)
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) {
+		c := rpc.ConnFromContext(ctx)
+		_, err := echo.Call(ctx, c, echoParams{"inline"})
+		errs <- err
+		go func() {
+			_, err := echo.Call(ctx, c, echoParams{"goroutine"})
+			errs <- err
+		}()
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
+	if err := within(t, errs); !errors.Is(err, rpc.ErrCallInNotificationHandler) {
+		t.Fatalf("inline call: %v", err)
+	}
+	id, method := p.nextRequest()
+	if method != "echo" {
+		t.Fatalf("request %s", method)
+	}
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"ok"}}`)
+	if err := within(t, errs); err != nil {
+		t.Fatalf("call from the handler's goroutine: %v", err)
+	}
+}
+
+// A handler that looks at its context only after the request was
+// cancelled, or after Close, still finds it ended, with the cause.
+func TestRequestContextLookedAtLate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(p *peer)
+		want error
+	}{
+		{"peer", func(p *peer) {
+			p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+		}, rpc.ErrPeerCancelled},
+		{"Close", func(p *peer) { p.conn.Close() }, rpc.ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := rpc.NewRegistry()
+			entered, looked := make(chan struct{}), make(chan struct{})
+			got := make(chan [2]error, 1)
+			rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+				close(entered)
+				<-looked // the handler has not looked at ctx until now
+				<-ctx.Done()
+				got <- [2]error{ctx.Err(), context.Cause(ctx)}
+				return echoResult{}, nil
+			})
+			p := newPeer(t, &rpc.Options{Handler: reg, Cancellation: rpc.MCPCancellation()})
+			p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
+			<-entered
+			tc.end(p)
+			if tc.name == "peer" {
+				// The read loop handled the cancel once it answers this.
+				p.send(`{"jsonrpc":"2.0","id":2,"method":"nosuch"}`)
+				p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nosuch"}}`)
+			}
+			close(looked)
+			r := within(t, got)
+			if !errors.Is(r[0], context.Canceled) || !errors.Is(r[1], tc.want) {
+				t.Fatalf("Err %v, Cause %v; want context.Canceled and %v", r[0], r[1], tc.want)
+			}
+		})
+	}
+}
