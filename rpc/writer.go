@@ -344,13 +344,6 @@ func (w *writer) fail(err error) {
 	w.freeRoom()
 }
 
-// failure returns the sticky error.
-func (w *writer) failure() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
 // freeRoom wakes the goroutines waiting for room. Called with mu held.
 func (w *writer) freeRoom() {
 	if w.room != nil {
