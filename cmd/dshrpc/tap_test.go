@@ -114,6 +114,9 @@ func TestTap(t *testing.T) {
 	}
 
 	r := dshrpc(t, "", "check", logPath)
+	if !strings.Contains(r.stdout, ": ok") {
+		t.Logf("the log checked:\n%s", data)
+	}
 	r.wantCode(t, exitOK)
 	wantContains(t, "check", r.stdout, "transcript", "3 requests, 3 responses", ": ok")
 }
