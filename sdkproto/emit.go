@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,13 +27,11 @@ var ErrNotServing = errors.New("sdkproto: the server is not serving a connection
 // lock is held across a write other than that session's.
 //
 // Every method takes a context: it bounds the wait for the session's turn
-// and for the write, so that a client that stopped reading makes calls
-// fail with ctx.Err() instead of freezing the runtime (a call with a
-// context that cannot end waits for as long as the write takes). A call
-// whose context ended while its notification was being written returns
-// ctx.Err(); the write goes on, and the session's next call waits (under
-// its own context) for it to end, so that the session's order holds and
-// AppendEvent's seqs stay contiguous whatever its outcome.
+// and for room in the connection's write queue, so that a client that
+// stopped reading makes calls fail with ctx.Err() once the queue is full,
+// instead of freezing the runtime. A call that returns nil has its
+// notification queued, in order; one that returns an error sent nothing,
+// so AppendEvent's seqs stay contiguous.
 //
 // Once shutdown began, every method writes nothing and returns
 // ErrShuttingDown, as upstream removes its subscriptions before it tears
@@ -85,51 +82,26 @@ func (e *Emitter) acquire(ctx context.Context, sessionID string) (*emitSession, 
 
 func (st *emitSession) release() { <-st.turn }
 
-// errPending reports a write still in progress when the context ended.
-var errPending = errors.New("sdkproto: the notification was still being written")
-
-// send writes one notification during st's turn, then runs written (when
-// not nil) with the write's outcome, still during the turn, and gives the
-// turn up. When ctx ends first, send returns ctx.Err() and the write goes
-// on on a goroutine of its own (a Conn's Write does not watch the
-// context), which finishes the turn when the write ends.
+// send sends one notification during st's turn, then runs written (when
+// not nil) with the outcome, still during the turn, and gives the turn up.
+// The Conn's Notify returns once the frame is queued, in order with the
+// Conn's other frames, or with ctx.Err() when ctx ended while it waited
+// for room, in which case nothing was queued: so the outcome says whether
+// the notification will be written, and a session's seqs stay contiguous.
 func send[P any](ctx context.Context, e *Emitter, st *emitSession, n rpc.Notification[P], params P, written func(error)) error {
+	defer st.release()
 	var err error
 	switch c := e.s.conn.Load(); {
 	case e.silenced.Load():
 		err = ErrShuttingDown
 	case c == nil:
 		err = ErrNotServing
-	case ctx.Err() != nil:
-		err = ctx.Err()
-	case ctx.Done() == nil:
-		err = n.Notify(ctx, c, params)
-		if written != nil {
-			written(err)
-		}
 	default:
-		done := make(chan error, 1)
-		go func() {
-			err := n.Notify(context.WithoutCancel(ctx), c, params)
-			if written != nil {
-				written(err)
-			}
-			st.release()
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			return err
-		case <-ctx.Done():
-			select {
-			case err := <-done:
-				return err
-			default:
-				return fmt.Errorf("%w (%w)", ctx.Err(), errPending)
-			}
-		}
+		err = n.Notify(ctx, c, params)
 	}
-	st.release()
+	if written != nil {
+		written(err)
+	}
 	return err
 }
 
@@ -150,9 +122,8 @@ func (e *Emitter) Append(ctx context.Context, sessionID string, typ EventType, d
 // AppendEvent assigns ev the session's next seq (contiguous per session,
 // from 0) and, when ev.Time is zero, the current time in epoch
 // milliseconds, then sends it as session.event. It returns the event as
-// sent. A seq is used up only when the event was written, so that the
-// seqs a client sees have no gaps (when ctx ended during the write, the
-// session's next call learns whether it was).
+// sent. A seq is used up only when the event was queued, so that the
+// seqs a client sees have no gaps.
 func (e *Emitter) AppendEvent(ctx context.Context, sessionID string, ev Event) (Event, error) {
 	st, err := e.acquire(ctx, sessionID)
 	if err != nil {
