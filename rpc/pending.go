@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // pendingCalls is the table of this side's calls awaiting a response, keyed
@@ -26,6 +27,9 @@ type pendingCalls struct {
 	// from one Conn to another (a channel made inside a testing/synctest
 	// bubble must stay in it).
 	free []*pendingCall
+	// count mirrors len(calls), set under mu, so that a caller can ask
+	// whether its call is alone (see lone) without taking mu again.
+	count atomic.Int64
 }
 
 type pendingCall struct {
@@ -63,6 +67,7 @@ func (p *pendingCalls) add() (uint64, *pendingCall, error) {
 	p.nextID++
 	id := p.nextID
 	p.calls[id] = pc
+	p.count.Store(int64(len(p.calls)))
 	return id, pc, nil
 }
 
@@ -83,6 +88,7 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 	pc := p.calls[id]
 	if pc != nil {
 		delete(p.calls, id)
+		p.count.Store(int64(len(p.calls)))
 	}
 	p.mu.Unlock()
 	return pc
@@ -91,11 +97,7 @@ func (p *pendingCalls) take(id uint64) *pendingCall {
 // lone reports whether at most one call is pending: a lone call writes its
 // own request (see Conn.send), where the requests of concurrent calls are
 // left to queue up and go out together.
-func (p *pendingCalls) lone() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.calls) <= 1
-}
+func (p *pendingCalls) lone() bool { return p.count.Load() <= 1 }
 
 // start lets calls be added.
 func (p *pendingCalls) start() {
@@ -115,6 +117,7 @@ func (p *pendingCalls) failAll(err error) {
 	p.mu.Lock()
 	calls := p.calls
 	p.calls = make(map[uint64]*pendingCall)
+	p.count.Store(0)
 	p.ended = err
 	p.mu.Unlock()
 	for _, pc := range calls {
