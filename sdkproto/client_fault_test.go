@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/proctest"
 
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -50,22 +51,6 @@ func newLineSink(t *testing.T) (*lineSink, <-chan string) {
 }
 
 func (s *lineSink) Write(b []byte) (int, error) { return s.w.Write(b) }
-
-// procGone reports whether pid has exited (a zombie has), from /proc.
-func procGone(t *testing.T, pid int) bool {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	// pid (comm) state ...: comm may hold spaces, the state follows the last ')'.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
-}
 
 // A runtime that never reads its stdin, whose own background child holds
 // its stdout and stderr: a 1 MiB prompt cannot be written, its deadline
@@ -135,10 +120,10 @@ func TestCloseRuntimeNotReadingWithGrandchild(t *testing.T) {
 		t.Fatal("the child was not reaped")
 	}
 	t.Logf("child %d: %v", child, st)
-	if !procGone(t, child) {
+	if !proctest.Gone(t, child) {
 		t.Errorf("child %d still running", child)
 	}
-	if !procGone(t, grandchild) {
+	if !proctest.Gone(t, grandchild) {
 		t.Errorf("grandchild %d still running after Close", grandchild)
 	}
 	var tc *sdkproto.TransportClosedError

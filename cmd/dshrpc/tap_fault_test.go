@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/proctest"
 )
 
 // readTapLog decodes a tap log.
@@ -37,21 +38,6 @@ func readTapLog(t *testing.T, path string) []tapRecord {
 		}
 		recs = append(recs, r)
 	}
-}
-
-// gone reports whether pid has exited (a zombie has), from /proc.
-func gone(t *testing.T, pid int) bool {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
 // The client closes tap's stdout after three frames of 3000, and keeps its
@@ -116,7 +102,7 @@ func TestTapClientStopsReading(t *testing.T) {
 	if perr != nil {
 		t.Fatalf("no runtime pid on stderr: %q", stderr.String())
 	}
-	if !gone(t, pid) {
+	if !proctest.Gone(t, pid) {
 		t.Errorf("runtime %d still running after tap exited", pid)
 	}
 }
