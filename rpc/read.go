@@ -137,21 +137,20 @@ func (c *Conn) handle(rd *reader, line []byte, size int64) (done bool) {
 	if env.Params.Kind != wire.Absent {
 		rd.paramsFirst = !env.ParamsLast
 	}
-	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
-	hasMethod := env.Method.Kind == wire.String
+	class := env.Class()
 	var name []byte
 	var view *registryView
 	var e *entry
 	var cancel bool // the cancellation policy's notification
-	if hasMethod {
+	if class == wire.Request || class == wire.Notification {
 		name = rd.methodName(env)
-		if p := c.cancellation; p != nil && !hasID && string(name) == p.Method {
+		if p := c.cancellation; p != nil && class == wire.Notification && string(name) == p.Method {
 			cancel = true
 		} else if view = c.reg.view(); view != nil {
 			e = view.methods[string(name)]
 		}
 	}
-	typed := e != nil && (hasID && e.request != nil || !hasID && e.notification != nil)
+	typed := e != nil && (class == wire.Request && e.request != nil || class == wire.Notification && e.notification != nil)
 	if env.ParamsUnchecked && (!typed || depth > MaxDepth) {
 		if err := rd.checkParams(); err != nil {
 			if err == errGuessedParams {
@@ -166,13 +165,13 @@ func (c *Conn) handle(rd *reader, line []byte, size int64) (done bool) {
 		return true
 	}
 	switch {
-	case hasID && hasMethod:
+	case class == wire.Request:
 		return c.handleRequest(rd, line, size, name, view, e)
-	case hasID:
+	case class == wire.Response:
 		c.handleResponse(env, line, size)
 	case cancel:
 		c.handleCancel(env.Params.Raw, line, size)
-	case hasMethod:
+	case class == wire.Notification:
 		return c.handleNotification(rd, line, size, name, view, e)
 	default:
 		c.drop(Drop{Reason: DropUnclassified, Line: line, Size: size})

@@ -473,20 +473,19 @@ func (c *checker) frame(n int, dir string, line []byte) {
 		c.rep.add(n, kMalformed, "%sa JSON %s, not an object: the reader drops it: %s", dirLabel(dir), top, excerpt(line))
 		return
 	}
-	hasID := env.ID.Kind == wire.String || env.ID.Kind == wire.Number
-	hasMethod := env.Method.Kind == wire.String
+	class := env.Class()
 	var method string
-	if hasMethod {
+	if class == wire.Request || class == wire.Notification {
 		method = string(wire.AppendUnquote(nil, env.Method.Raw))
 	}
-	switch {
-	case hasID && hasMethod:
+	switch class {
+	case wire.Request:
 		c.rep.requests++
 		c.request(n, dir, method, &env)
-	case hasID:
+	case wire.Response:
 		c.rep.responses++
 		c.response(n, dir, &env)
-	case hasMethod:
+	case wire.Notification:
 		c.rep.notifs++
 		c.notification(n, dir, method, &env)
 	default:
