@@ -5,12 +5,16 @@
 // It has no API: everything is in its tests. The targets are
 //
 //	FuzzLineFraming     bytes in fuzzer-chosen chunks: lines.Reader and Conn
-//	FuzzEnvelope        wire.Scanner against encoding/json and go-json
 //	FuzzDispatch        any lines to a serving Conn: one well-formed answer per request
 //	FuzzResponses       any lines to a Conn with pending calls: the right call settles, once
 //	FuzzSDKPayloads     any bytes as every sdkproto type, and through a Client
 //	FuzzParamsDecoding  go-json decodes no invalid JSON into a params type
 //	FuzzCancellation    any cancel params to a Conn under MCP's or LSP's policy: each request answered at most once, as the policy says
+//
+// and, beside the scanner in internal/wire (its checks use that package's
+// unexported helpers),
+//
+//	FuzzScan            wire.Scanner against encoding/json and go-json, lazy and guessed params against the full scan
 //
 // Run one with
 //

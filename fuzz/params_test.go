@@ -86,3 +86,7 @@ func FuzzParamsDecoding(f *testing.F) {
 		}
 	})
 }
+
+// goMaxDepth is the nesting encoding/json refuses beyond; JSON.parse and
+// the wire scanner accept deeper values (the Conn drops them as too deep).
+const goMaxDepth = 10000

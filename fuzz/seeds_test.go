@@ -99,11 +99,17 @@ func seedCorpus(t *testing.T) map[string][]byte {
 	put := func(target string, args ...any) {
 		body := corpusFile(args...)
 		sum := sha256.Sum256(body)
-		files[filepath.Join("testdata", "fuzz", target, fmt.Sprintf("seed-%x", sum[:8]))] = body
+		dir := filepath.Join("testdata", "fuzz", target)
+		if target == "FuzzScan" {
+			// The scanner's target lives beside the scanner (its checks
+			// use the package's unexported test helpers).
+			dir = filepath.Join("..", "internal", "wire", dir)
+		}
+		files[filepath.Join(dir, fmt.Sprintf("seed-%x", sum[:8]))] = body
 	}
 	var params [][]byte
 	for _, l := range ls {
-		put("FuzzEnvelope", l)
+		put("FuzzScan", l)
 		put("FuzzDispatch", l, len(l)%2 == 0)
 		put("FuzzResponses", l, uint8(len(l)))
 		var env struct {

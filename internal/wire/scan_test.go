@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/linerpc/linerpc/internal/lines"
 )
 
 // goMaxDepth is encoding/json's scanner nesting limit. JSON.parse (V8, which
@@ -427,6 +430,15 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) (guessed bool) {
 	if jv := json.Valid(line); jv != valid {
 		t.Fatalf("Scan(%q) valid=%v but json.Valid=%v (err=%v)", line, valid, jv, err)
 	}
+	// go-json decodes the members rpc hands it: it must agree, and not
+	// panic, on every line the scanner passes.
+	gv, panicked := goValid(line)
+	if panicked {
+		t.Fatalf("%q: go-json Valid panicked", line)
+	}
+	if gv != valid {
+		t.Fatalf("Scan(%q) valid=%v (err=%v), go-json says %v", line, valid, err, gv)
+	}
 	if !valid {
 		if !envEqual(env, Envelope{}) {
 			t.Fatalf("env not empty on error for %q", line)
@@ -443,6 +455,10 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) (guessed bool) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("json.Unmarshal(%q): %v", line, err)
 	}
+	gm, gerr, panicked := goMembers(line)
+	if panicked || gerr != nil {
+		t.Fatalf("%q: go-json refused a valid object (panicked %v): %v", line, panicked, gerr)
+	}
 	members := []struct {
 		key string
 		v   Value
@@ -456,10 +472,16 @@ func checkAgainstStdlib(t *testing.T, s *Scanner, line []byte) (guessed bool) {
 			if mb.v.Kind != Absent || mb.v.Raw != nil {
 				t.Fatalf("%q: member %s found as %v but absent for encoding/json", line, mb.key, mb.v)
 			}
+			if _, ok := gm[mb.key]; ok {
+				t.Fatalf("%q: member %s absent, but go-json found it", line, mb.key)
+			}
 			continue
 		}
 		if !bytes.Equal(raw, mb.v.Raw) {
 			t.Fatalf("%q: member %s = %q, encoding/json says %q", line, mb.key, mb.v.Raw, raw)
+		}
+		if g := bytes.TrimSpace(gm[mb.key]); !bytes.Equal(g, mb.v.Raw) {
+			t.Fatalf("%q: member %s = %q, go-json says %q", line, mb.key, mb.v.Raw, g)
 		}
 		if !json.Valid(mb.v.Raw) {
 			t.Fatalf("%q: member %s raw %q not valid", line, mb.key, mb.v.Raw)
@@ -657,22 +679,50 @@ func TestScanDifferential(t *testing.T) {
 	}
 }
 
+// FuzzScan checks the scanner on any line against two references:
+// encoding/json (validity, and each envelope member byte for byte, from a
+// map of raw members) and go-json, which rpc uses to decode members (the
+// same verdict and members, and no panic); it also holds the LazyParams
+// scan and every confirmed ParamsToEnd guess to the full scan. Lines are
+// repaired to UTF-8 first, as the Conn repairs them.
 func FuzzScan(f *testing.F) {
 	for _, s := range seedFrames {
 		f.Add([]byte(s))
 	}
 	for _, s := range []string{`{"id":0,"params":}`, `{"params":,"id":1}`, `{"params"::1}`, `{"params":[1,],"params":{}}`, `{"params":{},"params":[1,]}`, `{"params":{"a":01}}`, `{"params":tru}`,
-		`{"params":"a\qb"}`, `{"params":[{]}`, "{\"params\":\"\x01\"}", `{"params":[[[]]],"id":1}`, `{"params":1 ,"id":2}`, `{"id":1,"id":2}`, `{"\u0069d":[{"id":3}]}`, `[1,]`, `01`, `"\u12"`, "\"\x01\"", `{"a" 1}`} {
+		`{"params":"a\qb"}`, `{"params":[{]}`, "{\"params\":\"\x01\"}", `{"params":[[[]]],"id":1}`, `{"params":1 ,"id":2}`, `{"id":1,"id":2}`, `{"\u0069d":[{"id":3}]}`, `[1,]`, `01`, `"\u12"`, "\"\x01\"", `{"a" 1}`,
+		`{"id":1e400,"method":"\ud800","params":"\udc00"}`, `{"":1,"jsonrpc":2}`, ` {} `, `{"id":-0.0e-0}`} {
 		f.Add([]byte(s))
 	}
 	var s Scanner
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// Lines reach Scan as valid UTF-8 (repaired upstream).
 		if !utf8.Valid(data) {
-			data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+			data = lines.AppendValidUTF8(nil, data)
 		}
 		checkAgainstStdlib(t, &s, data)
 	})
+}
+
+// goValid runs go-json's Valid, reporting a panic.
+func goValid(b []byte) (ok, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			ok, panicked = false, true
+		}
+	}()
+	return gojson.Valid(b), false
+}
+
+// goMembers decodes an object with go-json into a map of raw members, as
+// rpc decodes error objects, reporting a panic.
+func goMembers(b []byte) (m map[string]gojson.RawMessage, err error, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			m, err, panicked = nil, nil, true
+		}
+	}()
+	err = gojson.Unmarshal(b, &m)
+	return m, err, false
 }
 
 // checkLazyAgrees checks a LazyParams scan of line against the full scan
