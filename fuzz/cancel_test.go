@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -48,7 +49,7 @@ func FuzzCancellation(f *testing.F) {
 		rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("sync"), func(context.Context, rpc.NoParams) { close(synced) })
 
 		in, feed := io.Pipe()
-		out := &recorder{}
+		out := &linetest.Recorder{}
 		c := rpc.NewConn(in, out, &rpc.Options{Handler: reg, Cancellation: policy, MaxConcurrentRequests: 1})
 		c.Start()
 		go func() {
@@ -69,7 +70,7 @@ func FuzzCancellation(f *testing.F) {
 		c.Wait()
 
 		answered := map[string]int{}
-		for _, frame := range out.all(t) {
+		for _, frame := range out.Frames(t) {
 			var r struct {
 				ID     json.RawMessage
 				Result *string
@@ -92,7 +93,7 @@ func FuzzCancellation(f *testing.F) {
 		}
 		for id, n := range answered {
 			if n > 1 {
-				t.Fatalf("request %s answered %d times:\n%s", id, n, strings.Join(frameStrings(out.all(t)), ""))
+				t.Fatalf("request %s answered %d times:\n%s", id, n, strings.Join(frameStrings(out.Frames(t)), ""))
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -109,7 +110,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		want = append(want, `"probe-7f3a"`)
 
-		w := &recorder{}
+		w := &linetest.Recorder{}
 		in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
 		c := rpc.NewConn(bytes.NewReader(in), w, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2})
 		c.Start()
@@ -117,7 +118,7 @@ func FuzzDispatch(f *testing.F) {
 
 		var got []string
 		probed := false
-		for _, fr := range w.all(t) {
+		for _, fr := range w.Frames(t) {
 			id, isErr, problem := checkResponseFrame(fr)
 			if problem != "" {
 				t.Fatalf("frame %q: %s", fr, problem)
@@ -133,7 +134,7 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("answered ids\n%q\nwant\n%q", got, want)
 		}
 		if !probed {
-			t.Fatalf("the good request after the input was not answered with its result: %q", w.all(t))
+			t.Fatalf("the good request after the input was not answered with its result: %q", w.Frames(t))
 		}
 	})
 }

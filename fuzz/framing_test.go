@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -71,8 +72,8 @@ func connTrace(t *testing.T, r io.Reader, max int) *connLog {
 	reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
 		log.event(fmt.Sprintf("notification %q %s", method, params))
 	})
-	w := &recorder{}
-	w.onF = func(b []byte) { log.answer(string(b)) }
+	w := &linetest.Recorder{}
+	w.OnFrame = func(b []byte) { log.answer(string(b)) }
 	c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(d rpc.Drop) {
 		log.event(fmt.Sprintf("drop %v %d %q", d.Reason, d.Size, d.Line))
 	}})
@@ -80,7 +81,7 @@ func connTrace(t *testing.T, r io.Reader, max int) *connLog {
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Wait: %v", err)
 	}
-	w.all(t)
+	w.Frames(t)
 	return log
 }
 
@@ -97,7 +98,7 @@ func FuzzLineFraming(f *testing.F) {
 		max := int(maxLine) + 1
 		want, wantTail := referenceLines(data, max)
 
-		got, tail := readLines(t, &chunkReader{data: data, cuts: cuts, eofWithLast: len(cuts)%2 == 1}, max)
+		got, tail := readLines(t, cutReader(data, cuts, len(cuts)%2 == 1), max)
 		if tail != wantTail {
 			t.Fatalf("tail of %d bytes, want %d", tail, wantTail)
 		}
@@ -111,7 +112,7 @@ func FuzzLineFraming(f *testing.F) {
 		}
 
 		whole := connTrace(t, bytes.NewReader(data), max)
-		chunked := connTrace(t, &chunkReader{data: data, cuts: cuts, eofWithLast: len(cuts)%2 == 1}, max)
+		chunked := connTrace(t, cutReader(data, cuts, len(cuts)%2 == 1), max)
 		if whole.String() != chunked.String() {
 			t.Fatalf("the chunking changed what the Conn did:\nwhole:\n%s\nchunked:\n%s", whole, chunked)
 		}

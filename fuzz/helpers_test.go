@@ -3,98 +3,24 @@ package fuzz
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
 )
 
-// chunkReader delivers data in chunks whose sizes the fuzzer chose: each
-// byte of cuts is the size of the next Read (0 is an empty read, never two
-// in a row); once cuts is used up, the rest comes in one Read. With
-// eofWithLast the last bytes come together with io.EOF.
-type chunkReader struct {
-	data        []byte
-	cuts        []byte
-	eofWithLast bool
-	lastEmpty   bool
-}
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		return 0, io.EOF
-	}
-	n := len(r.data)
-	if len(r.cuts) > 0 {
-		n = int(r.cuts[0])
-		r.cuts = r.cuts[1:]
-		if n == 0 && r.lastEmpty {
-			n = 1
-		}
-	}
-	n = min(n, len(r.data), len(p))
-	r.lastEmpty = n == 0
-	copy(p, r.data[:n])
-	r.data = r.data[n:]
-	if len(r.data) == 0 && r.eofWithLast {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-// recorder is an io.Writer that keeps every frame written to it. A Conn
-// may batch frames into one Write, but never splits one across Writes:
-// a Write that does not end a line is recorded as a problem.
-type recorder struct {
-	mu      sync.Mutex
-	frames  [][]byte
-	problem string
-	onF     func([]byte)
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	if len(p) == 0 || p[len(p)-1] != '\n' {
-		w.problem = fmt.Sprintf("a Write of %q does not end a frame", p)
-	}
-	var got [][]byte
-	for rest := p; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			i = len(rest) - 1
-		}
-		b := append([]byte(nil), rest[:i+1]...)
-		got = append(got, b)
-		rest = rest[i+1:]
-	}
-	w.frames = append(w.frames, got...)
-	on := w.onF
-	w.mu.Unlock()
-	if on != nil {
-		for _, b := range got {
-			on(b)
-		}
-	}
-	return len(p), nil
-}
-
-// all returns the frames written so far and fails t if a Write split one.
-func (w *recorder) all(t *testing.T) [][]byte {
-	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.problem != "" {
-		t.Fatal(w.problem)
-	}
-	return append([][]byte(nil), w.frames...)
+// cutReader serves data in reads whose sizes the fuzzer chose (see
+// linetest.Cut); with eofWithLast the last bytes come with io.EOF.
+func cutReader(data, cuts []byte, eofWithLast bool) *linetest.ChunkReader {
+	r := linetest.Cut(data, cuts)
+	r.EOFWithLast = eofWithLast
+	return r
 }
 
 // Class is how the wire rules (rpc/doc.go, docs/wire.md §2.2) classify a line.

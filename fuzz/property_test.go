@@ -5,11 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"pgregory.net/rapid"
+)
+
+// textParams are the params of the typed handlers of the properties.
+type textParams struct {
+	Text string `json:"text"`
+}
+
+var (
+	echo  = rpc.NewMethod[textParams, textParams]("echo")
+	typed = rpc.NewNotification[textParams]("typed")
 )
 
 // genLine draws one line (without LF) for a stream: a valid notification
@@ -17,7 +29,11 @@ import (
 // wire rules drop or skip, including arbitrary bytes.
 func genLine(t *rapid.T, i int, max int) string {
 	pad := rapid.SampledFrom([]string{"", " ", "\t", "\uFEFF", "\u00A0", "\r", "\u3000", "\u2028"})
-	switch rapid.IntRange(0, 9).Draw(t, "kind") {
+	switch rapid.IntRange(0, 11).Draw(t, "kind") {
+	case 10:
+		return pad.Draw(t, "pre") + fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","method":"echo","params":{"text":"%d"}}`, i, i) + pad.Draw(t, "post")
+	case 11:
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"typed","params":{"text":"t%d"}}`, i) + pad.Draw(t, "post")
 	case 0, 1:
 		method := rapid.SampledFrom([]string{`"note"`, `"\u006eote"`, `"other/ñ"`, `"a\"b"`}).Draw(t, "method")
 		return pad.Draw(t, "pre") + fmt.Sprintf(`{"jsonrpc":"2.0","method":%s,"params":{"n":%d}}`, method, i) + pad.Draw(t, "post")
@@ -47,10 +63,11 @@ func genLine(t *rapid.T, i int, max int) string {
 // frames mixed with malformed, blank, CRLF, BOM-prefixed, oversize, too
 // deep and arbitrary lines, cuts them into arbitrary chunks, and checks
 // against the wire rules (the oracle of classify) that every notification
-// is delivered exactly once and in order, every request answered exactly
-// once, every other line dropped once, the same way for the
-// whole stream and for the chunked one. (rpc's own property checks typed
-// handlers; this one checks the classification of everything.)
+// is delivered exactly once and in order (to a typed handler, or to the
+// handler of unknown ones), every request answered exactly once (by a
+// typed handler with its result, or with an error), every other line
+// dropped once, the same way for the whole stream and for the chunked
+// one.
 func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		max := rapid.SampledFrom([]int{64, 300, rpc.MaxDepth*2 + 100}).Draw(rt, "max")
@@ -68,25 +85,50 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 			switch c := classify([]byte(line)); c.class {
 			case classBlank:
 			case classNotification:
+				if string(c.method) == "typed" {
+					var p struct{ Text string }
+					json.Unmarshal(c.params, &p)
+					want.event("typed " + p.Text)
+					break
+				}
 				want.event(fmt.Sprintf("notification %q %s", c.method, c.params))
 			case classRequest:
-				want.answer(string(c.id.Raw))
+				if string(c.method) == "echo" {
+					want.answer(string(c.id.Raw) + " result")
+					break
+				}
+				want.answer(string(c.id.Raw) + " error")
 			default:
 				want.event("drop")
 			}
 		}
+		if rapid.Bool().Draw(rt, "tail") {
+			// An unterminated last line is thrown away, not handled
+			// (docs/wire.md §2.1), and reported as DropUnterminated.
+			stream.WriteString(`{"method":"typed","params":{"text":"tail"}}`) // under every max
+			want.event("drop")
+		}
 		data := stream.Bytes()
 		cuts := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(rt, "cuts")
-		for _, r := range []*chunkReader{{data: data}, {data: data, cuts: cuts, eofWithLast: rapid.Bool().Draw(rt, "eof")}} {
+		for _, r := range []io.Reader{cutReader(data, nil, false), cutReader(data, cuts, rapid.Bool().Draw(rt, "eof"))} {
 			got := &connLog{}
 			reg := rpc.NewRegistry()
+			rpc.Handle(reg, echo, func(_ context.Context, p textParams) (textParams, error) { return p, nil })
+			rpc.HandleNotification(reg, typed, func(_ context.Context, p textParams) { got.event("typed " + p.Text) })
 			reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
 				got.event(fmt.Sprintf("notification %q %s", method, params))
 			})
-			w := &recorder{onF: func(b []byte) {
-				var s struct{ ID json.RawMessage }
+			w := &linetest.Recorder{OnFrame: func(b []byte) {
+				var s struct {
+					ID     json.RawMessage
+					Result *textParams
+				}
 				json.Unmarshal(b, &s)
-				got.answer(string(s.ID))
+				if s.Result != nil {
+					got.answer(string(s.ID) + " result")
+				} else {
+					got.answer(string(s.ID) + " error")
+				}
 			}}
 			c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(rpc.Drop) { got.event("drop") }})
 			c.Start()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -81,7 +82,7 @@ func FuzzResponses(f *testing.F) {
 		})
 		drops := 0
 		requests := make(chan [2]int64, 8) // {id, call index}
-		w := &recorder{onF: func(b []byte) {
+		w := &linetest.Recorder{OnFrame: func(b []byte) {
 			var fr struct {
 				ID     int64
 				Method string
@@ -118,7 +119,7 @@ func FuzzResponses(f *testing.F) {
 			case <-time.After(waitBound):
 				c.Close()
 				pr.Close()
-				t.Fatalf("the calls were not sent within 10s: %q", w.all(t))
+				t.Fatalf("the calls were not sent within 10s: %q", w.Frames(t))
 			}
 		}
 		go func() {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"pgregory.net/rapid"
 )
@@ -141,7 +142,7 @@ func newConnMachine(t *rapid.T) *connMachine {
 			return 0, ctx.Err()
 		}
 	})
-	w := &recorder{onF: func(b []byte) {
+	w := &linetest.Recorder{OnFrame: func(b []byte) {
 		var fr struct {
 			ID     json.RawMessage
 			Method string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/linerpc/linerpc/internal/linetest"
 )
 
 // With no cancellation policy, the default, nothing on the DSH wire
@@ -11,12 +13,12 @@ import (
 // sends nothing more (the TypeScript transport has no cancellation), and
 // the link serves on.
 func TestTransportCancelledCallSendsNothing(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.conn.Call(ctx, "hang", map[string]any{}, nil) }()
-	l.sent.waitContains(t, `"method":"hang"`)
+	waitContains(l.sent, `"method":"hang"`)
 	cancel()
 	if err := within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled call returned %v", err)
@@ -28,7 +30,7 @@ func TestTransportCancelledCallSendsNothing(t *testing.T) {
 	if len(got.Notes) != 0 {
 		t.Errorf("the TS transport received notifications: %v", got.Notes)
 	}
-	frames := l.sent.frames(t, "Go rpc.Conn")
+	frames := frames(t, l.sent, "Go rpc.Conn")
 	if len(frames) != 2 || frames[0].method == nil || *frames[0].method != "hang" || frames[1].method == nil || *frames[1].method != "notes" {
 		var lines []string
 		for _, f := range frames {

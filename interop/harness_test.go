@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/linerpc/linerpc/internal/linetest"
 )
 
 // buildDemoRuntime builds cmd/demoruntime into a temporary folder.
@@ -34,16 +36,14 @@ func runReport(t *testing.T, v any, args ...string) {
 	t.Helper()
 	ch := startChild(t, nil, args...)
 	ch.stdin.Close()
-	rec := &recorder{}
+	rec := &linetest.Recorder{Stream: true}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		buf := make([]byte, 64<<10)
 		for {
 			n, err := ch.stdout.Read(buf)
-			rec.mu.Lock()
-			rec.note(buf[:n])
-			rec.mu.Unlock()
+			rec.Write(buf[:n])
 			if err != nil {
 				return
 			}
@@ -51,8 +51,8 @@ func runReport(t *testing.T, v any, args ...string) {
 	}()
 	ch.mustExit(2*testTimeout, 0)
 	within(t, done, "the report")
-	if err := json.Unmarshal([]byte(rec.text()), v); err != nil {
-		t.Fatalf("report of %v: %v\n%s\nstderr:\n%s", args, err, rec.text(), ch.Stderr())
+	if err := json.Unmarshal([]byte(rec.String()), v); err != nil {
+		t.Fatalf("report of %v: %v\n%s\nstderr:\n%s", args, err, rec.String(), ch.Stderr())
 	}
 }
 

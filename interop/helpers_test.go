@@ -10,12 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -191,60 +190,16 @@ func (c *child) waitAck(n int) {
 	}
 }
 
-// recorder keeps every byte that crosses one direction and the Write calls
-// that carried them (for the side we write).
-type recorder struct {
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
-	buf     bytes.Buffer
-	writes  int
-	bad     []string // Write calls that were not exactly one frame
-}
-
-// note records p; called with rec.mu held.
-func (rec *recorder) note(p []byte) {
-	rec.buf.Write(p)
-	if rec.changed != nil {
-		close(rec.changed)
-		rec.changed = nil
-	}
-}
-
-// text returns everything recorded so far.
-func (rec *recorder) text() string {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return rec.buf.String()
-}
-
-// waitContains waits until the recorded bytes contain s.
-func (rec *recorder) waitContains(t *testing.T, s string) {
-	t.Helper()
-	deadline := time.After(testTimeout)
-	for {
-		rec.mu.Lock()
-		if strings.Contains(rec.buf.String(), s) {
-			rec.mu.Unlock()
-			return
-		}
-		if rec.changed == nil {
-			rec.changed = make(chan struct{})
-		}
-		ch := rec.changed
-		rec.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %q on the wire", s)
-		}
-	}
+// waitContains waits until the bytes rec recorded contain s.
+func waitContains(rec *linetest.Recorder, s string) {
+	rec.WaitFor(func(data []byte) bool { return bytes.Contains(data, []byte(s)) })
 }
 
 // tapReader records what the Conn reads; it keeps SetReadDeadline, so
 // Close can still interrupt a blocked read.
 type tapReader struct {
 	f   *os.File
-	rec *recorder
+	rec *linetest.Recorder
 	// onRead, when set, is told the total number of bytes read so far.
 	onRead func(total int)
 	total  int
@@ -253,9 +208,7 @@ type tapReader struct {
 func (r *tapReader) Read(p []byte) (int, error) {
 	n, err := r.f.Read(p)
 	if n > 0 {
-		r.rec.mu.Lock()
-		r.rec.note(p[:n])
-		r.rec.mu.Unlock()
+		r.rec.Write(p[:n])
 		r.total += n
 		if r.onRead != nil {
 			r.onRead(r.total)
@@ -271,19 +224,17 @@ func (r *tapReader) SetReadDeadline(t time.Time) error { return r.f.SetReadDeadl
 type tapWriter struct {
 	mu  sync.Mutex // also serialises raw writes with the Conn's
 	w   io.Writer
-	rec *recorder
+	rec *linetest.Recorder
+	bad []string // Write calls that were not whole compact frames
 }
 
 func (w *tapWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.rec.mu.Lock()
-	w.rec.writes++
-	if !isWholeFrames(p) && len(w.rec.bad) < 10 {
-		w.rec.bad = append(w.rec.bad, string(p[:min(len(p), 200)]))
+	if !isWholeFrames(p) && len(w.bad) < 10 {
+		w.bad = append(w.bad, string(p[:min(len(p), 200)]))
 	}
-	w.rec.note(p)
-	w.rec.mu.Unlock()
+	w.rec.Write(p)
 	return w.w.Write(p)
 }
 
@@ -291,9 +242,7 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 func (w *tapWriter) raw(p []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.rec.mu.Lock()
-	w.rec.note(p)
-	w.rec.mu.Unlock()
+	w.rec.Write(p)
 	_, err := w.w.Write(p)
 	return err
 }
@@ -370,11 +319,9 @@ type frame struct {
 
 // frames splits a recorded stream into lines and checks that each is one
 // compact frame; an unterminated tail is an error (no frame may be split).
-func (rec *recorder) frames(t *testing.T, who string) []frame {
+func frames(t *testing.T, rec *linetest.Recorder, who string) []frame {
 	t.Helper()
-	rec.mu.Lock()
-	data := bytes.Clone(rec.buf.Bytes())
-	rec.mu.Unlock()
+	data := rec.Bytes()
 	var out []frame
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -475,11 +422,11 @@ func checkIDs(t *testing.T, asks, answers []frame, who string) {
 type link struct {
 	*child
 	conn     *rpc.Conn
-	out      *tapWriter // Go -> node
-	in       *tapReader // node -> Go
-	sent     *recorder
-	received *recorder
-	timeout  time.Duration // of each call; zero means testTimeout
+	out      *tapWriter         // Go -> node
+	in       *tapReader         // node -> Go
+	sent     *linetest.Recorder // every byte the Conn wrote
+	received *linetest.Recorder // every byte it read
+	timeout  time.Duration      // of each call; zero means testTimeout
 }
 
 // startLink starts js/peer.mjs in mode with a Conn serving reg.
@@ -493,7 +440,7 @@ func startLink(t *testing.T, mode string, reg *rpc.Registry, env ...string) *lin
 func startLinkWith(t *testing.T, mode string, reg *rpc.Registry, onRead func(int), env ...string) *link {
 	t.Helper()
 	ch := startChild(t, env, "js/peer.mjs", mode)
-	l := &link{child: ch, sent: &recorder{}, received: &recorder{}}
+	l := &link{child: ch, sent: &linetest.Recorder{Stream: true}, received: &linetest.Recorder{Stream: true}}
 	l.out = &tapWriter{w: ch.stdin, rec: l.sent}
 	l.in = &tapReader{f: ch.stdout, rec: l.received, onRead: onRead}
 	l.conn = rpc.NewConn(l.in, l.out, &rpc.Options{Handler: reg, MaxConcurrentRequests: 20000})
@@ -515,14 +462,14 @@ func startLinkWith(t *testing.T, mode string, reg *rpc.Registry, onRead func(int
 // checkBytes runs the byte-level checks on both recorded directions.
 func (l *link) checkBytes(t *testing.T) {
 	t.Helper()
-	l.sent.mu.Lock()
-	bad := l.sent.bad
-	l.sent.mu.Unlock()
+	l.out.mu.Lock()
+	bad := l.out.bad
+	l.out.mu.Unlock()
 	for _, b := range bad {
 		t.Errorf("Go wrote something other than whole compact frames in one Write: %q", b)
 	}
-	fromNode := l.received.frames(t, "TS transport")
-	fromGo := l.sent.frames(t, "Go rpc.Conn")
+	fromNode := frames(t, l.received, "TS transport")
+	fromGo := frames(t, l.sent, "Go rpc.Conn")
 	checkIDs(t, fromGo, fromNode, "TS transport")
 	checkIDs(t, fromNode, fromGo, "Go rpc.Conn")
 }
@@ -620,29 +567,4 @@ func jsonEq(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
-}
-
-// checkNoLeak fails when goroutines of this module outlive the test.
-func checkNoLeak(t *testing.T) {
-	t.Cleanup(func() {
-		deadline := time.Now().Add(testTimeout)
-		for {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			var leaked []string
-			for _, g := range strings.Split(string(buf), "\n\n") {
-				if strings.Contains(g, "linerpc/rpc.") || strings.Contains(g, "linerpc/sdkproto.") {
-					leaked = append(leaked, g)
-				}
-			}
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("goroutines outlived the test:\n%s", strings.Join(leaked, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // polling for exit, not synchronising
-		}
-	})
 }

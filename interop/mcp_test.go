@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -74,17 +75,17 @@ var (
 type mcpLink struct {
 	*child
 	conn     *rpc.Conn
-	sent     *recorder
-	received *recorder
+	sent     *linetest.Recorder
+	received *linetest.Recorder
 	drops    chan rpc.Drop
 }
 
 func startMCP(t *testing.T, script string, opts *rpc.Options) *mcpLink {
 	t.Helper()
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	needMCP(t)
 	ch := startChild(t, nil, script)
-	l := &mcpLink{child: ch, sent: &recorder{}, received: &recorder{}, drops: make(chan rpc.Drop, 64)}
+	l := &mcpLink{child: ch, sent: &linetest.Recorder{Stream: true}, received: &linetest.Recorder{Stream: true}, drops: make(chan rpc.Drop, 64)}
 	opts.OnDrop = func(d rpc.Drop) {
 		select {
 		case l.drops <- d:
@@ -182,7 +183,7 @@ func TestMCPClientCancelsGoTool(t *testing.T) {
 	}
 	l.conn.Shutdown(context.Background())
 
-	received := l.received.frames(t, "MCP client")
+	received := frames(t, l.received, "MCP client")
 	var cancels []string
 	for _, f := range received {
 		if f.method != nil && *f.method == "notifications/cancelled" {
@@ -192,7 +193,7 @@ func TestMCPClientCancelsGoTool(t *testing.T) {
 	if len(cancels) != 1 || !strings.Contains(cancels[0], `"requestId":`+string(id)) || !strings.Contains(cancels[0], `"reason":"the user pressed stop"`) {
 		t.Errorf("cancel notifications from the client: %q", cancels)
 	}
-	if got := responsesTo(l.sent.frames(t, "Go rpc.Conn"), id); len(got) != 0 {
+	if got := responsesTo(frames(t, l.sent, "Go rpc.Conn"), id); len(got) != 0 {
 		t.Errorf("the cancelled request %s was answered: %q", id, got)
 	}
 }
@@ -245,7 +246,7 @@ func TestGoClientCancelsMCPTool(t *testing.T) {
 
 	id, _ := json.Marshal(started["started"])
 	var cancels []string
-	for _, f := range l.sent.frames(t, "Go rpc.Conn") {
+	for _, f := range frames(t, l.sent, "Go rpc.Conn") {
 		if f.method != nil && *f.method == "notifications/cancelled" {
 			cancels = append(cancels, f.line)
 		}
@@ -253,7 +254,7 @@ func TestGoClientCancelsMCPTool(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(id) + `,"reason":"stop pressed"}}`; len(cancels) != 1 || cancels[0] != want {
 		t.Errorf("cancel notifications sent: %q, want one: %s", cancels, want)
 	}
-	if got := responsesTo(l.received.frames(t, "MCP server"), id); len(got) != 0 {
+	if got := responsesTo(frames(t, l.received, "MCP server"), id); len(got) != 0 {
 		t.Errorf("the cancelled request %s was answered: %q", id, got)
 	}
 	for {

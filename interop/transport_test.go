@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -154,7 +155,7 @@ func (l *link) tsCall(method string, params any, withParams bool) outcome {
 const sample = "héllo \"wörld\" 😀 世界 <&> \u2028\u2029 \\ \t\x01 end"
 
 func TestTransportTypedCallsAndNotifications(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	ctx := context.Background()
@@ -210,7 +211,7 @@ func TestTransportTypedCallsAndNotifications(t *testing.T) {
 		t.Errorf("Go saw notifications %+v", got)
 	}
 	// The TS side wrote `{"jsonrpc":"2.0","method":"bare"}`: no params member.
-	if !strings.Contains(l.received.text(), `{"jsonrpc":"2.0","method":"bare"}`+"\n") {
+	if !strings.Contains(l.received.String(), `{"jsonrpc":"2.0","method":"bare"}`+"\n") {
 		t.Errorf("bare notification not written as docs/wire.md §2.5 shows")
 	}
 	var s peerStats
@@ -230,7 +231,7 @@ func mustJSON(v any) string {
 }
 
 func TestTransportHandlerErrors(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 
@@ -280,7 +281,7 @@ func TestTransportHandlerErrors(t *testing.T) {
 }
 
 func TestTransportMethodNotFound(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	// A TS transport without a request handler (as the TS client is).
 	l := startLink(t, "bare", newGoSide().reg)
 	var e *rpc.Error
@@ -290,13 +291,13 @@ func TestTransportMethodNotFound(t *testing.T) {
 	}
 	// The exact frame: code and message only (docs/wire.md §2.6).
 	want := `"error":{"code":-32601,"message":"method not found: no/such"}}`
-	if !strings.Contains(l.received.text(), want) {
-		t.Errorf("reply bytes %q lack %s", l.received.text(), want)
+	if !strings.Contains(l.received.String(), want) {
+		t.Errorf("reply bytes %q lack %s", l.received.String(), want)
 	}
 }
 
 func TestTransportParamsOfEveryKind(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	kinds := []struct {
 		name   string
@@ -337,7 +338,7 @@ func TestTransportParamsOfEveryKind(t *testing.T) {
 }
 
 func TestTransportUnicodeSplitAcrossWrites(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	totals := make(chan int, 4096)
 	l := startLinkWith(t, "serve", g.reg, func(n int) {
@@ -437,7 +438,7 @@ func split(b []byte, cuts []int) [][]byte {
 }
 
 func TestTransportLargePayloads(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	l.timeout = bulkTimeout
 	// 8 MiB of mixed 1-, 2-, 3- and 4-byte characters and escapes.
@@ -461,7 +462,7 @@ func TestTransportLargePayloads(t *testing.T) {
 }
 
 func TestTransportPipelinedOutOfOrder(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	l.timeout = bulkTimeout
@@ -501,7 +502,7 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 	// The responses did leave out of order: the ids, as read, are not in
 	// the order the requests were sent.
 	var ids []int
-	for _, f := range l.received.frames(t, "TS transport") {
+	for _, f := range frames(t, l.received, "TS transport") {
 		var id int
 		if f.method == nil && json.Unmarshal(f.id, &id) == nil {
 			ids = append(ids, id)
@@ -527,7 +528,7 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 }
 
 func TestTransportNotificationOrder(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	l.timeout = bulkTimeout
@@ -563,12 +564,12 @@ func TestTransportNotificationOrder(t *testing.T) {
 }
 
 func TestTransportGoClosesInput(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	// TS has a request pending to Go; then Go ends TS's input.
 	l.mustCall("pendingUntilEnd", map[string]any{"method": "hang"}, nil)
-	l.received.waitContains(t, `"method":"hang"`)
+	waitContains(l.received, `"method":"hang"`)
 	if err := l.stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -591,12 +592,12 @@ func TestTransportGoClosesInput(t *testing.T) {
 }
 
 func TestTransportTSOutputEnds(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
 	// exit answers, then node exits: its output ends under the pending call.
-	l.sent.waitContains(t, `"method":"hang"`)
+	waitContains(l.sent, `"method":"hang"`)
 	l.mustCall("exit", map[string]any{"code": 0}, nil)
 	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Errorf("pending call ended with %v, want ErrInputEnded", err)
@@ -605,20 +606,20 @@ func TestTransportTSOutputEnds(t *testing.T) {
 }
 
 func TestTransportGoClose(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
-	l.sent.waitContains(t, `"method":"hang"`)
+	waitContains(l.sent, `"method":"hang"`)
 	l.conn.Close()
 	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("pending call ended with %v, want ErrClosed", err)
 	}
-	before := len(l.sent.text())
+	before := len(l.sent.String())
 	if err := l.conn.Notify(context.Background(), "late", nil); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("Notify after Close: %v", err)
 	}
-	if len(l.sent.text()) != before {
+	if len(l.sent.String()) != before {
 		t.Errorf("Go wrote after Close")
 	}
 	// Close leaves the streams to their owner: closing stdin ends the TS
@@ -628,7 +629,7 @@ func TestTransportGoClose(t *testing.T) {
 }
 
 func TestTransportTSClose(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	// TS sends hang to Go, then close()s its transport: the pending request
 	// rejects with "JSON-RPC transport closed"; the reply to our call is

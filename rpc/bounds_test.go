@@ -255,11 +255,11 @@ func TestFloodOfHugeUnmatchedResponses(t *testing.T) {
 	}}
 	p := newPeer(t, opts)
 	for range 30 {
-		p.send(unmatched)
-		p.send(oversize)
+		p.Send(unmatched)
+		p.Send(oversize)
 	}
-	p.send(`{"jsonrpc":"2.0","id":"after","method":"echo","params":{"text":"still here"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"after","result":{"echo":"still here"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":"after","method":"echo","params":{"text":"still here"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"after","result":{"echo":"still here"}}`)
 	bound := int64(4*frameLimit) + 1<<20 // the line, its growth step, and the test's own
 	t.Logf("peak live heap at the drops: %d KiB (bound %d KiB)", peak.Load()>>10, bound>>10)
 	if peak.Load() > bound {
@@ -272,11 +272,11 @@ func TestFloodOfHugeUnmatchedResponses(t *testing.T) {
 func TestInvalidUTF8RepairIsNotKept(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
 	base := liveHeap()
-	p.send(`{"jsonrpc":"2.0","method":"nobody","params":"` + strings.Repeat("\xff", 8<<20) + `"}`)
+	p.Send(`{"jsonrpc":"2.0","method":"nobody","params":"` + strings.Repeat("\xff", 8<<20) + `"}`)
 	// Enough reads for the read buffer, grown for the line, to shrink back.
 	for i := range 20 {
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"after"}}`, i))
-		p.expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"after"}}`, i))
+		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"after"}}`, i))
+		p.Expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"after"}}`, i))
 	}
 	if held := liveHeap() - base; held > 2<<20 {
 		t.Fatalf("the Conn still holds %d bytes after the line", held)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -42,9 +43,9 @@ type callResult struct {
 func TestCallSettlesWithResult(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "hi")
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
-	p.send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
-	if r := within(t, res); r.err != nil || r.r.Echo != "hi!" {
+	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
+	if r := <-res; r.err != nil || r.r.Echo != "hi!" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -52,9 +53,9 @@ func TestCallSettlesWithResult(t *testing.T) {
 func TestCallSettlesWithErrorObject(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "hi")
-	id, _ := p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"nope","data":{"why":[1,2]}}}`)
-	r := within(t, res)
+	id := string(p.NextRequest().ID)
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"nope","data":{"why":[1,2]}}}`)
+	r := <-res
 	var e *rpc.Error
 	if !errors.As(r.err, &e) {
 		t.Fatalf("err = %v, want *rpc.Error", r.err)
@@ -71,20 +72,20 @@ func TestResponseIDsMatchByTypeAndValue(t *testing.T) {
 	drops := make(chan rpc.Drop, 8)
 	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
 	res := call(context.Background(), p.conn, "a")
-	p.nextRequest() // id 1
-	p.send(`{"jsonrpc":"2.0","id":"1","result":{"echo":"string id"}}`)
-	if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+	p.NextRequest() // id 1
+	p.Send(`{"jsonrpc":"2.0","id":"1","result":{"echo":"string id"}}`)
+	if d := <-drops; d.Reason != rpc.DropUnmatchedResponse {
 		t.Fatalf("drop %v, want unmatched response", d.Reason)
 	}
 	// JavaScript peers parse 1.0 and 1e0 as 1, so they name call 1 too.
-	p.send(`{"jsonrpc":"2.0","id":1.0,"result":{"echo":"one"}}`)
-	if r := within(t, res); r.err != nil || r.r.Echo != "one" {
+	p.Send(`{"jsonrpc":"2.0","id":1.0,"result":{"echo":"one"}}`)
+	if r := <-res; r.err != nil || r.r.Echo != "one" {
 		t.Fatalf("got %+v", r)
 	}
 	res = call(context.Background(), p.conn, "b")
-	p.nextRequest() // id 2
-	p.send(`{"jsonrpc":"2.0","id":2e0,"result":{"echo":"two"}}`)
-	if r := within(t, res); r.err != nil || r.r.Echo != "two" {
+	p.NextRequest() // id 2
+	p.Send(`{"jsonrpc":"2.0","id":2e0,"result":{"echo":"two"}}`)
+	if r := <-res; r.err != nil || r.r.Echo != "two" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -94,13 +95,13 @@ func TestCallAbandonedByContextDropsLateResponse(t *testing.T) {
 	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
 	ctx, cancel := context.WithCancel(context.Background())
 	res := call(ctx, p.conn, "slow")
-	id, _ := p.nextRequest()
+	id := string(p.NextRequest().ID)
 	cancel()
-	if r := within(t, res); !errors.Is(r.err, context.Canceled) {
+	if r := <-res; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", r.err)
 	}
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"late"}}`)
-	if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"late"}}`)
+	if d := <-drops; d.Reason != rpc.DropUnmatchedResponse {
 		t.Fatalf("drop %v, want unmatched response", d.Reason)
 	}
 }
@@ -117,15 +118,15 @@ func TestDoneContextWritesNothing(t *testing.T) {
 	}
 	// The first frame on the wire is the one sent afterwards.
 	go tick.Notify(context.Background(), p.conn, rpc.NoParams{})
-	p.expect(`{"jsonrpc":"2.0","method":"tick"}`)
+	p.Expect(`{"jsonrpc":"2.0","method":"tick"}`)
 }
 
 func TestCloseFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.nextRequest()
+	p.NextRequest()
 	p.conn.Close()
-	if r := within(t, res); !errors.Is(r.err, rpc.ErrClosed) {
+	if r := <-res; !errors.Is(r.err, rpc.ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", r.err)
 	}
 	if _, err := echo.Call(context.Background(), p.conn, echoParams{}); !errors.Is(err, rpc.ErrClosed) {
@@ -142,13 +143,13 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 func TestInputEndFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":99,"method":"unterminated"`[:20]) // garbage, then the end
-	p.in.Close()
-	if r := within(t, res); !errors.Is(r.err, rpc.ErrInputEnded) {
+	p.NextRequest()
+	p.Send(`{"jsonrpc":"2.0","id":99,"method":"unterminated"`[:20]) // garbage, then the end
+	p.CloseInput(nil)
+	if r := <-res; !errors.Is(r.err, rpc.ErrInputEnded) {
 		t.Fatalf("err = %v, want ErrInputEnded", r.err)
 	}
-	within(t, p.conn.Done())
+	<-p.conn.Done()
 	if !errors.Is(p.conn.Err(), rpc.ErrInputEnded) {
 		t.Fatalf("Err = %v", p.conn.Err())
 	}
@@ -159,9 +160,9 @@ var errBrokenStream = errors.New("broken stream")
 func TestInputErrorFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.nextRequest()
-	p.in.CloseWithError(errBrokenStream)
-	if r := within(t, res); !errors.Is(r.err, errBrokenStream) {
+	p.NextRequest()
+	p.CloseInput(errBrokenStream)
+	if r := <-res; !errors.Is(r.err, errBrokenStream) {
 		t.Fatalf("err = %v, want the input's error", r.err)
 	}
 }
@@ -171,7 +172,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errBrokenStream }
 
 func TestWriteFailureEndsTheConnection(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	c := rpc.NewConn(in, failingWriter{}, nil)
 	c.Start()
@@ -192,9 +193,9 @@ func TestWriteFailureEndsTheConnection(t *testing.T) {
 func TestResultThatDoesNotDecode(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	id, _ := p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":42}}`)
-	if r := within(t, res); !errors.Is(r.err, rpc.ErrInvalidResult) {
+	id := string(p.NextRequest().ID)
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":42}}`)
+	if r := <-res; !errors.Is(r.err, rpc.ErrInvalidResult) {
 		t.Fatalf("err = %v, want ErrInvalidResult", r.err)
 	}
 }
@@ -204,23 +205,24 @@ func TestUntypedCallAndNotify(t *testing.T) {
 	done := make(chan error, 1)
 	var raw json.RawMessage
 	go func() { done <- p.conn.Call(context.Background(), "any/thing", []int{1, 2}, &raw) }()
-	id, method := p.nextRequest()
+	r := p.NextRequest()
+	id, method := string(r.ID), r.Method
 	if method != "any/thing" {
 		t.Fatalf("method %q", method)
 	}
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":[true,null]}`)
-	if err := within(t, done); err != nil || string(raw) != "[true,null]" {
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":[true,null]}`)
+	if err := <-done; err != nil || string(raw) != "[true,null]" {
 		t.Fatalf("Call = %v, result %s", err, raw)
 	}
 	go func() { done <- p.conn.Call(context.Background(), "no/params", nil, nil) }()
-	p.expect(`{"jsonrpc":"2.0","id":2,"method":"no/params"}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"result":{"ignored":true}}`)
-	if err := within(t, done); err != nil {
+	p.Expect(`{"jsonrpc":"2.0","id":2,"method":"no/params"}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"result":{"ignored":true}}`)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	go func() { done <- p.conn.Notify(context.Background(), "bare", nil) }()
-	p.expect(`{"jsonrpc":"2.0","method":"bare"}`)
-	if err := within(t, done); err != nil {
+	p.Expect(`{"jsonrpc":"2.0","method":"bare"}`)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }
@@ -230,9 +232,9 @@ func TestNoParamsOmitsTheMember(t *testing.T) {
 	p := newPeer(t, nil)
 	done := make(chan error, 1)
 	go func() { _, err := ping.Call(context.Background(), p.conn, rpc.NoParams{}); done <- err }()
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	p.send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
-	if err := within(t, done); err != nil {
+	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if ping.Name() != "ping" || tick.Name() != "tick" {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"pgregory.net/rapid"
 )
@@ -24,7 +25,7 @@ import (
 // not answered (MCP) — and a handler runs at most once, seeing the peer's
 // cancellation when it was cancelled before the end.
 func TestPropertyEveryRequestEndsOnce(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	rapid.Check(t, func(rt *rapid.T) {
 		policies := map[string]*rpc.CancelPolicy{"none": nil, "MCP": rpc.MCPCancellation(), "LSP": rpc.LSPCancellation()}
 		policyName := rapid.SampledFrom([]string{"none", "MCP", "LSP"}).Draw(rt, "policy")
@@ -102,7 +103,7 @@ func TestPropertyEveryRequestEndsOnce(t *testing.T) {
 		rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("sync"), func(context.Context, rpc.NoParams) { close(synced) })
 
 		connIn, feed := io.Pipe()
-		var out syncBuffer
+		var out linetest.LockedBuffer
 		c := rpc.NewConn(connIn, &out, &rpc.Options{
 			Handler:               reg,
 			Cancellation:          policy,
@@ -120,7 +121,7 @@ func TestPropertyEveryRequestEndsOnce(t *testing.T) {
 		c.Wait()
 
 		answers := map[string][]string{}
-		sc := bufio.NewScanner(strings.NewReader(out.buf.String())) // c.Wait returned: no more writes
+		sc := bufio.NewScanner(strings.NewReader(out.String())) // c.Wait returned: no more writes
 		for sc.Scan() {
 			var f struct {
 				ID     json.RawMessage

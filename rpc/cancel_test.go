@@ -81,12 +81,12 @@ func TestRequestFromContext(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("long", 20) + `","method":"other"}`, seen{"other", `"` + strings.Repeat("long", 20) + `"`, false, true}},
 		{`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`, seen{"note", "", true, true}},
 	} {
-		p.send(tc.line)
-		if s := within(t, got); s != tc.want {
+		p.Send(tc.line)
+		if s := <-got; s != tc.want {
 			t.Errorf("%s: context says %+v, want %+v", tc.line, s, tc.want)
 		}
 		if !strings.Contains(tc.line, `"method":"note"`) {
-			p.next()
+			p.Next()
 		}
 	}
 	if rpc.RequestFromContext(context.Background()) != nil {
@@ -98,10 +98,10 @@ func TestRequestFromContext(t *testing.T) {
 func TestRequestContextEndsWithClose(t *testing.T) {
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	within(t, b.started)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	<-b.started
 	p.conn.Close()
-	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrClosed) {
+	if cause := <-b.ended; !errors.Is(cause, rpc.ErrClosed) {
 		t.Fatalf("cause %v, want ErrClosed", cause)
 	}
 }
@@ -111,9 +111,9 @@ func TestRequestContextEndsWithClose(t *testing.T) {
 func TestRequestContextOutlivesTheInput(t *testing.T) {
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := within(t, b.started)
-	p.in.Close()
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := <-b.started
+	p.CloseInput(nil)
 	<-p.conn.Done()
 	if err := p.conn.Err(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Err = %v", err)
@@ -122,7 +122,7 @@ func TestRequestContextOutlivesTheInput(t *testing.T) {
 		t.Fatalf("the request's context ended with the input: %v", context.Cause(ctx))
 	}
 	close(b.release)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 }
 
 // Close after the end of the input ends the running requests with
@@ -130,12 +130,12 @@ func TestRequestContextOutlivesTheInput(t *testing.T) {
 func TestRequestContextEndsWithCloseAfterTheInput(t *testing.T) {
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	within(t, b.started)
-	p.in.Close()
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	<-b.started
+	p.CloseInput(nil)
 	<-p.conn.Done()
 	p.conn.Close()
-	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrClosed) {
+	if cause := <-b.ended; !errors.Is(cause, rpc.ErrClosed) {
 		t.Fatalf("cause %v, want ErrClosed", cause)
 	}
 }
@@ -145,9 +145,9 @@ func TestRequestContextEndsWhenTheHandlerReturns(t *testing.T) {
 	b := newBlocker()
 	close(b.release)
 	p := newPeer(t, &rpc.Options{Handler: b.reg})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := within(t, b.started)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := <-b.started
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), rpc.ErrPeerCancelled) {
 		t.Fatalf("after the handler returned: %v, cause %v", ctx.Err(), context.Cause(ctx))
 	}
@@ -165,14 +165,14 @@ func TestMCPCancelInbound(t *testing.T) {
 		{`2`, "result", `2e0`, ``},
 		{`"s"`, "error", `"\u0073"`, `"why not"`},
 	} {
-		p.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"` + tc.text + `"}}`)
-		within(t, b.started)
+		p.Send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"` + tc.text + `"}}`)
+		<-b.started
 		params := `{"requestId":` + tc.cancelID
 		if tc.reason != "" {
 			params += `,"reason":` + tc.reason
 		}
-		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}}`)
-		cause := within(t, b.ended)
+		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}}`)
+		cause := <-b.ended
 		if !errors.Is(cause, rpc.ErrPeerCancelled) {
 			t.Fatalf("cause %v, want ErrPeerCancelled", cause)
 		}
@@ -181,8 +181,8 @@ func TestMCPCancelInbound(t *testing.T) {
 		}
 	}
 	// No response was written for any: the next frame answers this.
-	p.send(`{"jsonrpc":"2.0","id":9,"method":"echo","params":{"text":"next"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"next"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":9,"method":"echo","params":{"text":"next"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"next"}}`)
 	select {
 	case d := <-drops:
 		t.Fatalf("unexpected drop %+v", d)
@@ -196,18 +196,18 @@ func TestMCPCancelInbound(t *testing.T) {
 func TestLSPCancelInbound(t *testing.T) {
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.LSPCancellation()})
-	p.send(`{"jsonrpc":"2.0","id":"a","method":"block","params":{"text":"error"}}`)
-	within(t, b.started)
-	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"a","error":{"code":-32800,"message":"request cancelled"}}`)
-	if cause := within(t, b.ended); !errors.Is(cause, rpc.ErrPeerCancelled) {
+	p.Send(`{"jsonrpc":"2.0","id":"a","method":"block","params":{"text":"error"}}`)
+	<-b.started
+	p.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"a","error":{"code":-32800,"message":"request cancelled"}}`)
+	if cause := <-b.ended; !errors.Is(cause, rpc.ErrPeerCancelled) {
 		t.Fatalf("cause %v", cause)
 	}
-	p.send(`{"jsonrpc":"2.0","id":7,"method":"block","params":{"text":"result"}}`)
-	within(t, b.started)
-	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
-	p.expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"done anyway"}}`)
-	within(t, b.ended)
+	p.Send(`{"jsonrpc":"2.0","id":7,"method":"block","params":{"text":"result"}}`)
+	<-b.started
+	p.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"done anyway"}}`)
+	<-b.ended
 }
 
 // A request still waiting for a handler slot is settled at once when the
@@ -226,18 +226,23 @@ func TestCancelWaitingRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBlocker()
 			p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: tc.policy, MaxConcurrentRequests: 1})
-			p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-			within(t, b.started)
-			p.send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`) // waits for the slot
-			p.send(tc.cancel)
+			p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+			<-b.started
+			p.Send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`) // waits for the slot
+			p.Send(tc.cancel)
 			if tc.answer != "" {
-				p.expect(tc.answer) // while request 1 still holds the slot
+				p.Expect(tc.answer) // while request 1 still holds the slot
 			}
+			// Send returns once the Conn has read the bytes, not handled
+			// them: the answer to a request the read loop answers itself
+			// shows that the cancel before it was handled.
+			p.Send(`{"jsonrpc":"2.0","id":"sync","method":"nosuch"}`)
+			p.Expect(`{"jsonrpc":"2.0","id":"sync","error":{"code":-32601,"message":"method not found: nosuch"}}`)
 			close(b.release)
-			p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
-			within(t, b.ended)
-			p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"after"}}`)
-			p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"after"}}`)
+			p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+			<-b.ended
+			p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"after"}}`)
+			p.Expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"after"}}`)
 			select {
 			case <-b.started:
 				t.Fatal("the cancelled request ran")
@@ -253,10 +258,10 @@ func TestCancelUnmatched(t *testing.T) {
 	drops := make(chan rpc.Drop, 16)
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"quick"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"quick"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`)
-	within(t, b.started)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"quick"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"quick"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`)
+	<-b.started
 	for _, tc := range []struct {
 		params string
 		want   rpc.DropReason
@@ -268,8 +273,8 @@ func TestCancelUnmatched(t *testing.T) {
 		{`{"RequestId":2}`, rpc.DropUnmatchedCancel}, // names match exactly
 		{`[2]`, rpc.DropInvalidParams},
 	} {
-		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + tc.params + `}`)
-		if d := within(t, drops); d.Reason != tc.want || d.Method != "notifications/cancelled" {
+		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + tc.params + `}`)
+		if d := <-drops; d.Reason != tc.want || d.Method != "notifications/cancelled" {
 			t.Fatalf("%s: drop %+v, want %v", tc.params, d, tc.want)
 		}
 	}
@@ -279,7 +284,7 @@ func TestCancelUnmatched(t *testing.T) {
 	default:
 	}
 	close(b.release)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"released"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"released"}}`)
 }
 
 // Without a policy, a cancel notification is a notification like any
@@ -288,17 +293,17 @@ func TestNoPolicyNoCancellation(t *testing.T) {
 	drops := make(chan rpc.Drop, 16)
 	b := newBlocker()
 	p := newPeer(t, &rpc.Options{Handler: b.reg, OnDrop: func(d rpc.Drop) { drops <- d }})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := within(t, b.started)
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
-	if d := within(t, drops); d.Reason != rpc.DropUnhandledNotification {
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
+	ctx := <-b.started
+	p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	if d := <-drops; d.Reason != rpc.DropUnhandledNotification {
 		t.Fatalf("drop %+v", d)
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the request was cancelled without a policy")
 	}
 	close(b.release)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 }
 
 // Outbound: when a call's context ends after its request was written,
@@ -320,22 +325,22 @@ func TestCancelOutbound(t *testing.T) {
 			p := newPeer(t, &rpc.Options{Cancellation: tc.policy, OnDrop: func(d rpc.Drop) { drops <- d }})
 			ctx, cancel := context.WithCancelCause(context.Background())
 			res := call(ctx, p.conn, "slow")
-			p.expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`)
+			p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`)
 			cancel(errors.New("user gave up"))
-			if r := within(t, res); !errors.Is(r.err, context.Canceled) {
+			if r := <-res; !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("call = %+v, want context.Canceled", r)
 			}
 			if tc.policy == nil {
 				tick.Notify(context.Background(), p.conn, rpc.NoParams{}) // the next frame: no cancel came before it
 			}
-			p.expect(tc.want)
-			p.send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"late"}}`)
-			if d := within(t, drops); d.Reason != rpc.DropUnmatchedResponse {
+			p.Expect(tc.want)
+			p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"late"}}`)
+			if d := <-drops; d.Reason != rpc.DropUnmatchedResponse {
 				t.Fatalf("late response: drop %+v", d)
 			}
 			// Once: the next frame is the next call's.
 			go p.conn.Notify(context.Background(), "after", nil)
-			p.expect(`{"jsonrpc":"2.0","method":"after"}`)
+			p.Expect(`{"jsonrpc":"2.0","method":"after"}`)
 		})
 	}
 }
@@ -393,16 +398,17 @@ func TestCallFromNotificationHandler(t *testing.T) {
 		}()
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg})
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
-	if err := within(t, errs); !errors.Is(err, rpc.ErrCallInNotificationHandler) {
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
+	if err := <-errs; !errors.Is(err, rpc.ErrCallInNotificationHandler) {
 		t.Fatalf("inline call: %v", err)
 	}
-	id, method := p.nextRequest()
+	r := p.NextRequest()
+	id, method := string(r.ID), r.Method
 	if method != "echo" {
 		t.Fatalf("request %s", method)
 	}
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"ok"}}`)
-	if err := within(t, errs); err != nil {
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"ok"}}`)
+	if err := <-errs; err != nil {
 		t.Fatalf("call from the handler's goroutine: %v", err)
 	}
 }
@@ -416,7 +422,7 @@ func TestRequestContextLookedAtLate(t *testing.T) {
 		want error
 	}{
 		{"peer", func(p *peer) {
-			p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+			p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 		}, rpc.ErrPeerCancelled},
 		{"Close", func(p *peer) { p.conn.Close() }, rpc.ErrClosed},
 	} {
@@ -432,16 +438,16 @@ func TestRequestContextLookedAtLate(t *testing.T) {
 				return echoResult{}, nil
 			})
 			p := newPeer(t, &rpc.Options{Handler: reg, Cancellation: rpc.MCPCancellation()})
-			p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
+			p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
 			<-entered
 			tc.end(p)
 			if tc.name == "peer" {
 				// The read loop handled the cancel once it answers this.
-				p.send(`{"jsonrpc":"2.0","id":2,"method":"nosuch"}`)
-				p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nosuch"}}`)
+				p.Send(`{"jsonrpc":"2.0","id":2,"method":"nosuch"}`)
+				p.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nosuch"}}`)
 			}
 			close(looked)
-			r := within(t, got)
+			r := <-got
 			if !errors.Is(r[0], context.Canceled) || !errors.Is(r[1], tc.want) {
 				t.Fatalf("Err %v, Cause %v; want context.Canceled and %v", r[0], r[1], tc.want)
 			}

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
 func TestStartIsIdempotentAndCloseBeforeStartIsSafe(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	c := rpc.NewConn(strings.NewReader(""), io.Discard, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -34,14 +35,14 @@ func TestStartIsIdempotentAndCloseBeforeStartIsSafe(t *testing.T) {
 	if err := d.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Wait = %v", err)
 	}
-	within(t, d.Done())
+	<-d.Done()
 }
 
 // After the input ends, handlers still running write their responses:
 // a peer may send its last request and close its side.
 func TestHandlersAnswerAfterInputEnds(t *testing.T) {
-	checkNoLeak(t)
-	var out syncBuffer
+	linetest.CheckNoLeak(t)
+	var out linetest.LockedBuffer
 	reg := echoRegistry()
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"last"}}` + "\n")
 	c := rpc.NewConn(in, &out, &rpc.Options{Handler: reg})
@@ -49,7 +50,7 @@ func TestHandlersAnswerAfterInputEnds(t *testing.T) {
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Wait = %v", err)
 	}
-	if got := strings.TrimSpace(out.buf.String()); got != `{"jsonrpc":"2.0","id":1,"result":{"echo":"last"}}` {
+	if got := strings.TrimSpace(out.String()); got != `{"jsonrpc":"2.0","id":1,"result":{"echo":"last"}}` {
 		t.Fatalf("wrote %q", got)
 	}
 }
@@ -66,22 +67,22 @@ func TestCloseCancelsHandlers(t *testing.T) {
 		exited <- ctx.Err()
 		return echoResult{Echo: "too late"}, nil
 	})
-	var w recordingWriter
-	checkNoLeak(t)
+	var w linetest.Recorder
+	linetest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	defer feed.Close()
 	c := rpc.NewConn(in, &w, &rpc.Options{Handler: reg})
 	c.Start()
 	feed.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}` + "\n"))
-	within(t, entered)
+	<-entered
 	c.Close()
-	if err := within(t, exited); !errors.Is(err, context.Canceled) {
+	if err := <-exited; !errors.Is(err, context.Canceled) {
 		t.Fatalf("handler context ended with %v", err)
 	}
 	feed.Close()
 	c.Wait()
-	if len(w.writes) != 0 {
-		t.Fatalf("wrote after Close: %q", w.writes)
+	if f := w.Frames(t); len(f) != 0 {
+		t.Fatalf("wrote after Close: %q", f)
 	}
 }
 
@@ -89,7 +90,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 // os.Pipe), so Wait returns without the caller closing its stream, and the
 // stream's deadline is given back.
 func TestCloseInterruptsBlockedRead(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestCloseInterruptsBlockedRead(t *testing.T) {
 	c.Close()
 	waited := make(chan error, 1)
 	go func() { waited <- c.Wait() }()
-	if err := within(t, waited); !errors.Is(err, rpc.ErrClosed) {
+	if err := <-waited; !errors.Is(err, rpc.ErrClosed) {
 		t.Fatalf("Wait = %v", err)
 	}
 	// The stream works again for its owner.
@@ -117,7 +118,7 @@ func TestCloseInterruptsBlockedRead(t *testing.T) {
 // pair connects two Conns over net.Pipe, both serving reg.
 func pair(t *testing.T, regA, regB *rpc.Registry) (a, b *rpc.Conn) {
 	t.Helper()
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	x, y := net.Pipe()
 	a = rpc.NewConn(x, x, &rpc.Options{Handler: regA})
 	b = rpc.NewConn(y, y, &rpc.Options{Handler: regB})
@@ -166,7 +167,7 @@ func TestConnFromContext(t *testing.T) {
 	if err := tick.Notify(context.Background(), a, rpc.NoParams{}); err != nil {
 		t.Fatal(err)
 	}
-	if c := within(t, got); c != b {
+	if c := <-got; c != b {
 		t.Fatal("ConnFromContext is not the receiving Conn")
 	}
 }
@@ -186,11 +187,11 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 	rpc.HandleNotification(reg, tick, func(context.Context, rpc.NoParams) { read <- struct{}{} })
 	drops := make(chan rpc.Drop, 4)
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1, OnDrop: func(d rpc.Drop) { drops <- d }})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"running"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"queued"}}`)
-	p.send(`{"jsonrpc":"2.0","method":"tick"}`) // lines are handled in order: once it is, both requests were read
-	within(t, read)
-	if s := within(t, entered); s != "running" {
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"running"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"queued"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"tick"}`) // lines are handled in order: once it is, both requests were read
+	<-read
+	if s := <-entered; s != "running" {
 		t.Fatalf("entered %q", s)
 	}
 	shut := make(chan error, 1)
@@ -200,7 +201,7 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 	late := 0
 	for begun := false; !begun; {
 		late++
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"late"}}`, 100+late))
+		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"late"}}`, 100+late))
 		select {
 		case d := <-drops:
 			if d.Reason != rpc.DropShutdown {
@@ -211,12 +212,12 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 		}
 	}
 	close(release)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"running"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"queued"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"running"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"queued"}}`)
 	for i := 1; i < late; i++ { // the late ones queued before Shutdown began
-		p.expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"late"}}`, 100+i))
+		p.Expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"late"}}`, 100+i))
 	}
-	if err := within(t, shut); err != nil {
+	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown = %v", err)
 	}
 	if !errors.Is(p.conn.Err(), rpc.ErrClosed) {
@@ -248,7 +249,7 @@ func TestConcurrentCallersBothWaysDoNotDeadlock(t *testing.T) {
 		}()
 	}
 	for range 64 {
-		if err := within(t, done); err != nil {
+		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 	}

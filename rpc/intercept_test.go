@@ -42,21 +42,21 @@ func TestServeInterceptor(t *testing.T) {
 	}
 	p := newPeer(t, &rpc.Options{Handler: reg, Intercept: intercept})
 
-	p.send(`{"jsonrpc":"2.0","id":"a","method":"echo","params":{"text":"hi"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"a","result":{"echo":"hi (intercepted)"}}`)
-	if got, want := within(t, seen), `echo "a" {Text:hi} notification=false -> {Echo:hi} 0`; got != want {
+	p.Send(`{"jsonrpc":"2.0","id":"a","method":"echo","params":{"text":"hi"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"a","result":{"echo":"hi (intercepted)"}}`)
+	if got, want := <-seen, `echo "a" {Text:hi} notification=false -> {Echo:hi} 0`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"panic"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error: the handler panicked"}}`)
-	if got, want := within(t, seen), `echo 2 {Text:panic} notification=false -> <nil> -32603`; got != want {
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"panic"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error: the handler panicked"}}`)
+	if got, want := <-seen, `echo 2 {Text:panic} notification=false -> <nil> -32603`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
-	if got, want := within(t, seen), "notification handler: from the interceptor"; got != want {
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
+	if got, want := <-seen, "notification handler: from the interceptor"; got != want {
 		t.Fatalf("%q, want %q", got, want)
 	}
-	if got, want := within(t, seen), `note  {Text:n} notification=true -> <nil> 0`; got != want {
+	if got, want := <-seen, `note  {Text:n} notification=true -> <nil> 0`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
 }
@@ -79,11 +79,11 @@ func TestServeInterceptorRefuses(t *testing.T) {
 		}
 	}
 	p := newPeer(t, &rpc.Options{Handler: reg, Intercept: intercept})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"secret"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"not allowed"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"open"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"open"}}`)
-	if got := within(t, ran); got != "open" {
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"secret"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"not allowed"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"open"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"open"}}`)
+	if got := <-ran; got != "open" {
 		t.Fatalf("handler ran for %q", got)
 	}
 	select {
@@ -110,22 +110,22 @@ func TestCallInterceptor(t *testing.T) {
 	p := newPeer(t, &rpc.Options{InterceptCall: intercept})
 
 	res := call(context.Background(), p.conn, "hi")
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
-	p.send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
-	if r := within(t, res); r.err != nil || r.r.Echo != "hi!" {
+	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
+	if r := <-res; r.err != nil || r.r.Echo != "hi!" {
 		t.Fatalf("call: %+v", r)
 	}
-	if got, want := within(t, seen), `echo {Text:hi} notification=false id=1 result={"echo":"hi!"} err=<nil>`; got != want {
+	if got, want := <-seen, `echo {Text:hi} notification=false id=1 result={"echo":"hi!"} err=<nil>`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
 
 	res = call(context.Background(), p.conn, "bad")
-	p.expect(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"bad"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"error":{"code":7,"message":"no"}}`)
-	if r := within(t, res); r.err == nil {
+	p.Expect(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"bad"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"error":{"code":7,"message":"no"}}`)
+	if r := <-res; r.err == nil {
 		t.Fatal("call succeeded")
 	}
-	if got, want := within(t, seen), `echo {Text:bad} notification=false id=2 result= err=jsonrpc error 7: no`; got != want {
+	if got, want := <-seen, `echo {Text:bad} notification=false id=2 result= err=jsonrpc error 7: no`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
 
@@ -138,8 +138,8 @@ func TestCallInterceptor(t *testing.T) {
 	if err := tick.Notify(context.Background(), p.conn, rpc.NoParams{}); err != nil {
 		t.Fatal(err)
 	}
-	p.expect(`{"jsonrpc":"2.0","method":"tick"}`) // nothing was sent for the refused ones
-	if got, want := within(t, seen), `tick <nil> notification=true id= result= err=<nil>`; got != want {
+	p.Expect(`{"jsonrpc":"2.0","method":"tick"}`) // nothing was sent for the refused ones
+	if got, want := <-seen, `tick <nil> notification=true id= result= err=<nil>`; got != want {
 		t.Fatalf("interceptor saw %q, want %q", got, want)
 	}
 }

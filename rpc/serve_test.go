@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -33,24 +33,24 @@ func echoRegistry() *rpc.Registry {
 
 func TestHandlerResultAndErrors(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
-	p.send(`{"jsonrpc":"2.0","id":"a","method":"echo","params":{"text":"hi"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":"a","result":{"echo":"hi"}}`)
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"fail"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"it failed"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"coded"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":42,"message":"coded","data":{"k":"v"}}}`)
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"panic"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"{{string}}"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":"a","method":"echo","params":{"text":"hi"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"a","result":{"echo":"hi"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"fail"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"it failed"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"coded"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":42,"message":"coded","data":{"k":"v"}}}`)
+	p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"panic"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"{{string}}"}}`)
 	// The connection lives on after the panic.
-	p.send(`{"jsonrpc":"2.0","id":4,"method":"echo"}`)
-	p.expect(`{"jsonrpc":"2.0","id":4,"result":{"echo":""}}`)
+	p.Send(`{"jsonrpc":"2.0","id":4,"method":"echo"}`)
+	p.Expect(`{"jsonrpc":"2.0","id":4,"result":{"echo":""}}`)
 }
 
 func TestIDsAreEchoedByteForByte(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
 	for _, id := range []string{`1.0`, `-0`, `1e2`, `9007199254740993`, `"\u00e9"`, `""`, `0`} {
-		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"text":"x"}}`)
-		got := p.next()
+		p.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"text":"x"}}`)
+		got := p.Next()
 		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"x"}}`
 		if got != want {
 			t.Fatalf("got  %s\nwant %s", got, want)
@@ -60,25 +60,25 @@ func TestIDsAreEchoedByteForByte(t *testing.T) {
 
 func TestParamsThatDoNotDecode(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":5}}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"{{string}}"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":5}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"{{string}}"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"{{string}}"}}`)
 	// Absent and null params are an empty params object.
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":null}`)
-	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":""}}`)
+	p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":null}`)
+	p.Expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":""}}`)
 }
 
 func TestMethodNotFound(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
-	p.send(`{"jsonrpc":"2.0","id":7,"method":"nope\u0021"}`)
-	p.expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope!"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":7,"method":"nope\u0021"}`)
+	p.Expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope!"}}`)
 	// A request naming a notification is not a request method either.
 	reg := rpc.NewRegistry()
 	rpc.HandleNotification(reg, tick, func(context.Context, rpc.NoParams) {})
 	q := newPeer(t, &rpc.Options{Handler: reg})
-	q.send(`{"jsonrpc":"2.0","id":8,"method":"tick"}`)
-	q.expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"method not found: tick"}}`)
+	q.Send(`{"jsonrpc":"2.0","id":8,"method":"tick"}`)
+	q.Expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"method not found: tick"}}`)
 }
 
 func TestNotificationsAreDeliveredInOrder(t *testing.T) {
@@ -98,9 +98,9 @@ func TestNotificationsAreDeliveredInOrder(t *testing.T) {
 		for i := range n {
 			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"note","params":{"text":"%d"}}`+"\n", i)
 		}
-		p.in.Write([]byte(b.String()))
+		p.TrySend(strings.TrimSuffix(b.String(), "\n"))
 	}()
-	within(t, done)
+	<-done
 	for i, s := range got {
 		if s != fmt.Sprint(i) {
 			t.Fatalf("notification %d is %q", i, s)
@@ -129,10 +129,10 @@ func TestConcurrentRequestsAreBounded(t *testing.T) {
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: limit})
 	for i := range total {
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"%d"}}`, i, i))
+		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"%d"}}`, i, i))
 	}
 	for range limit {
-		within(t, started)
+		<-started
 	}
 	select {
 	case <-started:
@@ -143,7 +143,7 @@ func TestConcurrentRequestsAreBounded(t *testing.T) {
 	seen := map[string]bool{}
 	for range total {
 		var f struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(p.next()), &f)
+		json.Unmarshal([]byte(p.Next()), &f)
 		seen[string(f.ID)] = true
 	}
 	if len(seen) != total || peak.Load() != limit {
@@ -162,12 +162,12 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 		return echoResult{Echo: "outer " + r.Echo}, err
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
-	p.send(`{"jsonrpc":"2.0","id":"o1","method":"echo","params":{"text":"a"}}`)
-	p.send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // waits for the slot
+	p.Send(`{"jsonrpc":"2.0","id":"o1","method":"echo","params":{"text":"a"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":"o2","method":"echo","params":{"text":"b"}}`) // waits for the slot
 	// The inner calls are answered as they come; the replies follow.
 	got := map[string]bool{}
 	for len(got) < 2 {
-		line := p.next()
+		line := p.Next()
 		var f struct {
 			ID     json.RawMessage
 			Method string
@@ -181,7 +181,7 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 			continue
 		}
 		text := strings.ToUpper(strings.TrimPrefix(f.Params.Text, "inner "))
-		p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":{"echo":"` + text + `"}}`)
+		p.Send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":{"echo":"` + text + `"}}`)
 	}
 	want := map[string]bool{
 		`{"jsonrpc":"2.0","id":"o1","result":{"echo":"outer A"}}`: true,
@@ -203,17 +203,17 @@ func TestNotificationDrops(t *testing.T) {
 		got <- p.Text
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
-	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Method != "note" || d.Err == nil {
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
+	if d := <-drops; d.Reason != rpc.DropInvalidParams || d.Method != "note" || d.Err == nil {
 		t.Fatalf("drop = %+v", d)
 	}
-	p.send(`{"jsonrpc":"2.0","method":"other"}`)
-	if d := within(t, drops); d.Reason != rpc.DropUnhandledNotification || d.Method != "other" {
+	p.Send(`{"jsonrpc":"2.0","method":"other"}`)
+	if d := <-drops; d.Reason != rpc.DropUnhandledNotification || d.Method != "other" {
 		t.Fatalf("drop = %+v", d)
 	}
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"panic"}}`)
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"after"}}`)
-	if s := within(t, got); s != "after" {
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"panic"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"after"}}`)
+	if s := <-got; s != "after" {
 		t.Fatalf("got %q", s)
 	}
 }
@@ -233,8 +233,8 @@ func TestDropReasons(t *testing.T) {
 		{`{"id":5,"result":1}`, rpc.DropUnmatchedResponse},
 	}
 	for _, c := range cases {
-		p.send(c.line)
-		if d := within(t, drops); d.Reason != c.want {
+		p.Send(c.line)
+		if d := <-drops; d.Reason != c.want {
 			t.Fatalf("%.40s: dropped as %v, want %v", c.line, d.Reason, c.want)
 		}
 	}
@@ -247,12 +247,12 @@ func TestTooDeepFrameIsDropped(t *testing.T) {
 	drops := make(chan rpc.Drop, 4)
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry(), OnDrop: func(d rpc.Drop) { drops <- d }})
 	deep := strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth)
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":` + deep + `}}`)
-	if d := within(t, drops); d.Reason != rpc.DropTooDeep {
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":` + deep + `}}`)
+	if d := <-drops; d.Reason != rpc.DropTooDeep {
 		t.Fatalf("dropped as %v", d.Reason)
 	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"ok"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"ok"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"ok"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"ok"}}`)
 }
 
 func TestOversizeLineDoesNotStall(t *testing.T) {
@@ -261,13 +261,13 @@ func TestOversizeLineDoesNotStall(t *testing.T) {
 	big := strings.Repeat("x", 1<<20) // far beyond the limit and the read buffer
 	// Written from another goroutine: the pipe gives way only as the Conn
 	// reads, and the test waits for the drop meanwhile.
-	go io.WriteString(p.in, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"`+big+`"}}`+"\n")
-	d := within(t, drops)
+	go p.TrySend(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + big + `"}}`)
+	d := <-drops
 	if d.Reason != rpc.DropOversize || d.Size < 1<<20 {
 		t.Fatalf("drop = %v size %d", d.Reason, d.Size)
 	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"after"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"after"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"after"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"after"}}`)
 }
 
 func TestRegisteringTwicePanics(t *testing.T) {
@@ -297,8 +297,8 @@ func TestRegisteringTwicePanics(t *testing.T) {
 // Write holds one or more complete frames (frames that queue up behind a
 // Write go out together), never part of one, never two mixed.
 func TestConcurrentWritersNeverInterleave(t *testing.T) {
-	checkNoLeak(t)
-	var w recordingWriter
+	linetest.CheckNoLeak(t)
+	var w linetest.Recorder
 	c := rpc.NewConn(strings.NewReader(""), &w, nil)
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -317,45 +317,29 @@ func TestConcurrentWritersNeverInterleave(t *testing.T) {
 	c.Shutdown(context.Background()) // writes what is queued
 	frames := 0
 	perSender := map[byte]int{}
-	for _, b := range w.writes {
-		if len(b) == 0 || b[len(b)-1] != '\n' {
-			t.Fatalf("a write does not end with a whole frame: %.80q", b)
+	for _, b := range w.Frames(t) { // fails if a Write split a frame
+		line := strings.TrimSuffix(string(b), "\n")
+		var f struct {
+			Method string
+			Params echoParams
 		}
-		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-			var f struct {
-				Method string
-				Params echoParams
-			}
-			if json.Unmarshal([]byte(line), &f) != nil || f.Method != "note" {
-				t.Fatalf("not a frame: %.80q", line)
-			}
-			text := f.Params.Text
-			if strings.Trim(text, text[:1]) != "" {
-				t.Fatalf("frame payload mixed: %.80q", text)
-			}
-			// Frames of one goroutine keep their order.
-			if len(text) != 1000+perSender[text[0]] {
-				t.Fatalf("sender %c: frame of length %d out of order", text[0], len(text))
-			}
-			perSender[text[0]]++
-			frames++
+		if json.Unmarshal([]byte(line), &f) != nil || f.Method != "note" {
+			t.Fatalf("not a frame: %.80q", line)
 		}
+		text := f.Params.Text
+		if strings.Trim(text, text[:1]) != "" {
+			t.Fatalf("frame payload mixed: %.80q", text)
+		}
+		// Frames of one goroutine keep their order.
+		if len(text) != 1000+perSender[text[0]] {
+			t.Fatalf("sender %c: frame of length %d out of order", text[0], len(text))
+		}
+		perSender[text[0]]++
+		frames++
 	}
 	if frames != 16*50 {
 		t.Fatalf("%d frames written, want %d", frames, 16*50)
 	}
-}
-
-type recordingWriter struct {
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (w *recordingWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.writes = append(w.writes, append([]byte(nil), p...))
-	return len(p), nil
 }
 
 // Params are validated by the decoder of a typed handler as it decodes them
@@ -382,17 +366,17 @@ func TestMalformedParamsDropTheLine(t *testing.T) {
 		`{"jsonrpc":"2.0","id":6,"method":"echo","params":[1],"params":{]}`,       // a duplicate, replaced
 		`{"jsonrpc":"2.0","id":7,"method":"echo","params":}`,                      // no value at all
 	} {
-		p.send(line)
-		if d := within(t, drops); d.Reason != rpc.DropMalformed || d.Err == nil {
+		p.Send(line)
+		if d := <-drops; d.Reason != rpc.DropMalformed || d.Err == nil {
 			t.Fatalf("%s: drop %+v, want DropMalformed", line, d)
 		}
 	}
-	p.send(`{"jsonrpc":"2.0","id":8,"method":"echo","params":{"text":1}}`)
-	p.expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"{{any}}"}}`)
-	p.send(`{"jsonrpc":"2.0","id":9,"method":"bare","params":{"x":true}}`)
-	p.expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"bare"}}`)
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
-	if d := within(t, drops); d.Reason != rpc.DropInvalidParams {
+	p.Send(`{"jsonrpc":"2.0","id":8,"method":"echo","params":{"text":1}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"{{any}}"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":9,"method":"bare","params":{"x":true}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":9,"result":{"echo":"bare"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":1}}`)
+	if d := <-drops; d.Reason != rpc.DropInvalidParams {
 		t.Fatalf("drop %+v, want DropInvalidParams", d)
 	}
 }
@@ -409,36 +393,36 @@ func TestMembersAfterParams(t *testing.T) {
 
 	// An id after params makes a request of what began as a notification
 	// (and "note" names no request method).
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"a"},"id":1}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: note"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"a"},"id":1}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: note"}}`)
 	// The last method and the last params win.
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"note","params":{"text":"b"},"method":"echo"}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"b"}}`)
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"c"},"params":{"text":"d"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"d"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"note","params":{"text":"b"},"method":"echo"}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"b"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"c"},"params":{"text":"d"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"d"}}`)
 	// Params that do not decode are answered once, wherever they are.
 	// (The decoder's error goes to OnDrop, not to the peer.)
-	p.send(`{"jsonrpc":"2.0","id":4,"method":"echo","params":{"text":4}}`)
-	p.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
-	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Err == nil {
+	p.Send(`{"jsonrpc":"2.0","id":4,"method":"echo","params":{"text":4}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
+	if d := <-drops; d.Reason != rpc.DropInvalidParams || d.Err == nil {
 		t.Fatalf("drop %+v, want DropInvalidParams", d)
 	}
-	p.send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":5},"x":null}`)
-	p.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
-	if d := within(t, drops); d.Reason != rpc.DropInvalidParams || d.Err == nil {
+	p.Send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":5},"x":null}`)
+	p.Expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"invalid params: member \"text\": expected a string, got a number"}}`)
+	if d := <-drops; d.Reason != rpc.DropInvalidParams || d.Err == nil {
 		t.Fatalf("drop %+v, want DropInvalidParams", d)
 	}
 	// A fault after params makes the frame malformed, even though params
 	// alone would decode.
-	p.send(`{"jsonrpc":"2.0","id":6,"method":"echo","params":{"text":"e"},}`)
-	if d := within(t, drops); d.Reason != rpc.DropMalformed {
+	p.Send(`{"jsonrpc":"2.0","id":6,"method":"echo","params":{"text":"e"},}`)
+	if d := <-drops; d.Reason != rpc.DropMalformed {
 		t.Fatalf("drop %+v, want DropMalformed", d)
 	}
 	// A notification whose params end it, and one with a member after them.
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"f"}}`)
-	p.send(`{"jsonrpc":"2.0","method":"note","params":{"text":"g"},"jsonrpc":"2.0"}`)
-	p.send(`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"text":"h"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"h"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"f"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"g"},"jsonrpc":"2.0"}`)
+	p.Send(`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"text":"h"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"h"}}`)
 	if got := strings.Join(notes, ","); got != "f,g" {
 		t.Fatalf("notifications %q, want f,g", got)
 	}
@@ -483,8 +467,8 @@ func TestPeerWritingParamsFirst(t *testing.T) {
 	countedDecodes.Store(0)
 	send := func(line, text string) {
 		t.Helper()
-		p.send(line)
-		if s := within(t, got); s != text {
+		p.Send(line)
+		if s := <-got; s != text {
 			t.Fatalf("%s: handled with %q", line, s)
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -81,43 +81,6 @@ func newReceiver(kind string) (*receiver, *rpc.Options) {
 	return rec, opts
 }
 
-// chunkReader delivers its chunks one per Read, then io.EOF.
-type chunkReader struct{ chunks [][]byte }
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.chunks) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.chunks[0])
-	if n == len(r.chunks[0]) {
-		r.chunks = r.chunks[1:]
-	} else {
-		r.chunks[0] = r.chunks[0][n:]
-	}
-	return n, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	writes int
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.writes++
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines(t *testing.T) []json.RawMessage {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return splitFrames(t, b.buf.Bytes())
-}
-
 // splitFrames cuts written output into frames, checking that every frame is
 // compact JSON terminated by one LF.
 func splitFrames(t *testing.T, out []byte) []json.RawMessage {
@@ -174,8 +137,8 @@ func runFramingVector(t *testing.T, v vectortest.Vector) {
 		t.Fatal(err)
 	}
 	rec, opts := newReceiver(v.GivenString("receiver"))
-	var out syncBuffer
-	c := rpc.NewConn(&chunkReader{chunks: chunks}, &out, opts)
+	var out linetest.LockedBuffer
+	c := rpc.NewConn(linetest.Chunks(chunks...), &out, opts)
 	c.Start()
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Wait = %v, want ErrInputEnded", err)
@@ -183,7 +146,7 @@ func runFramingVector(t *testing.T, v vectortest.Vector) {
 	defer c.Close()
 
 	want := v.Expect
-	frames := out.lines(t)
+	frames := splitFrames(t, out.Bytes())
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 

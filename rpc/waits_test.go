@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -110,7 +111,7 @@ type shortWriter struct{}
 func (shortWriter) Write(p []byte) (int, error) { return len(p) / 2, nil }
 
 func TestShortWriteEndsTheConnection(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	c := rpc.NewConn(in, shortWriter{}, nil)
 	c.Start()
@@ -136,14 +137,14 @@ func TestEncodingPanicsAreContained(t *testing.T) {
 		return panicky{}, nil
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"panicky"}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: the result could not be encoded"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"panicky"}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: the result could not be encoded"}}`)
 	err := p.conn.Call(context.Background(), "x", panicky{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "encoder panic") {
 		t.Fatalf("Call with panicking params = %v", err)
 	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"alive"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"alive"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"alive"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"alive"}}`)
 }
 
 // Frames larger than MaxFrameSize are refused where they are made: the
@@ -161,8 +162,8 @@ func TestOversizeFramesAreRefusedAtTheSender(t *testing.T) {
 	if err := note.Notify(context.Background(), p.conn, big); !errors.Is(err, rpc.ErrFrameTooLarge) {
 		t.Fatalf("Notify = %v, want ErrFrameTooLarge", err)
 	}
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"small"}}`)
-	p.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: the result is larger than the maximum frame size"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"small"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: the result is larger than the maximum frame size"}}`)
 }
 
 // A call is never held up by the peer's requests: not by a slow handler,
@@ -180,13 +181,13 @@ func TestCallsNeverDoThePeersWork(t *testing.T) {
 	defer close(release)
 
 	res := call(context.Background(), p.conn, "mine")
-	id, _ := p.nextRequest()
-	p.send(`{"jsonrpc":"2.0","id":"s","method":"slow"}`)
+	id := string(p.NextRequest().ID)
+	p.Send(`{"jsonrpc":"2.0","id":"s","method":"slow"}`)
 	<-entered
 	// The peer now stops reading: the echo's reply waits in a Write.
-	p.send(`{"jsonrpc":"2.0","id":"e","method":"echo","params":{"text":"unread"}}`)
-	p.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"done"}}`)
-	if r := within(t, res); r.err != nil || r.r.Echo != "done" {
+	p.Send(`{"jsonrpc":"2.0","id":"e","method":"echo","params":{"text":"unread"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"done"}}`)
+	if r := <-res; r.err != nil || r.r.Echo != "done" {
 		t.Fatalf("call = %+v while the slow handler runs and a reply is unread", r)
 	}
 }
@@ -194,7 +195,7 @@ func TestCallsNeverDoThePeersWork(t *testing.T) {
 // Two ends whose handlers call each other back, far more at once than
 // either has handler slots: every call ends, answered or overloaded.
 func TestBothEndsCallingBackUnderLoadNeverDeadlock(t *testing.T) {
-	checkNoLeak(t)
+	linetest.CheckNoLeak(t)
 	const perSide = 700
 	ping := rpc.NewMethod[echoParams, echoResult]("ping")
 	pong := rpc.NewMethod[echoParams, echoResult]("pong")
@@ -236,7 +237,7 @@ func TestBothEndsCallingBackUnderLoadNeverDeadlock(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	within(t, done)
+	<-done
 	t.Logf("%d calls answered, %d overloaded", answered.Load(), overloaded.Load())
 	a.Close()
 	b.Close()
@@ -260,7 +261,7 @@ func TestCloseDoesNotWaitForAnUninterruptibleRead(t *testing.T) {
 	c.Start()
 	res := call(context.Background(), c, "x")
 	c.Close()
-	if r := within(t, res); !errors.Is(r.err, rpc.ErrClosed) {
+	if r := <-res; !errors.Is(r.err, rpc.ErrClosed) {
 		t.Fatalf("call = %v, want ErrClosed", r.err)
 	}
 	feed.Close() // the read returns; the read loop exits

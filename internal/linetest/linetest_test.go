@@ -1,0 +1,162 @@
+package linetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func readAll(t *testing.T, r io.Reader) (reads []string) {
+	t.Helper()
+	buf := make([]byte, 64)
+	for {
+		n, err := r.Read(buf)
+		reads = append(reads, string(buf[:n]))
+		if err == io.EOF {
+			return reads
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	got := readAll(t, Cut([]byte("abcdefgh"), []byte{2, 0, 0, 3}))
+	want := []string{"ab", "", "c", "def", "gh", ""}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("reads %q, want %q", got, want)
+	}
+	r := Chunks([]byte("ab"), []byte("c"))
+	r.EOFWithLast = true
+	if got := readAll(t, r); strings.Join(got, "|") != "ab|c" {
+		t.Fatalf("EOFWithLast reads %q", got)
+	}
+}
+
+func TestLockedBuffer(t *testing.T) {
+	var b LockedBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { b.Write([]byte("x")) })
+	}
+	wg.Wait()
+	if b.String() != "xxxxxxxx" || b.Writes() != 8 || !bytes.Equal(b.Bytes(), []byte("xxxxxxxx")) {
+		t.Fatalf("%q after %d writes", b.String(), b.Writes())
+	}
+}
+
+// fakeTB records a failure instead of ending the test.
+type fakeTB struct {
+	testing.TB
+	failed string
+}
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Fatal(args ...any)              { f.failed = fmt.Sprint(args...) }
+func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
+
+func TestRecorder(t *testing.T) {
+	var seen []string
+	r := &Recorder{OnFrame: func(f []byte) { seen = append(seen, string(f)) }}
+	r.Write([]byte("a\nb\n"))
+	r.Write([]byte("c\n"))
+	if got := r.Frames(t); len(got) != 3 || string(got[2]) != "c\n" || len(seen) != 3 || r.Writes() != 2 {
+		t.Fatalf("frames %q, seen %q", got, seen)
+	}
+	done := make(chan [][]byte)
+	go func() { done <- r.WaitForFrames(t, 4) }()
+	r.Write([]byte("d\n"))
+	if got := <-done; string(got[3]) != "d\n" || r.String() != "a\nb\nc\nd\n" {
+		t.Fatalf("WaitForFrames returned %q", got)
+	}
+	r.Write([]byte("e"))
+	f := &fakeTB{TB: t}
+	r.Frames(f)
+	if !strings.Contains(f.failed, "does not end a frame") {
+		t.Fatalf("a split frame went unreported: %q", f.failed)
+	}
+}
+
+func TestRecorderStream(t *testing.T) {
+	var seen []string
+	r := &Recorder{Stream: true, OnFrame: func(f []byte) { seen = append(seen, string(f)) }}
+	for _, p := range []string{"a", "b\nc", "\n", "d"} {
+		r.Write([]byte(p))
+	}
+	got := r.Frames(t)
+	if len(got) != 2 || string(got[0]) != "ab\n" || string(got[1]) != "c\n" || strings.Join(seen, "") != "ab\nc\n" {
+		t.Fatalf("frames %q, seen %q", got, seen)
+	}
+	if d := r.WaitFor(func(d []byte) bool { return bytes.HasSuffix(d, []byte("d")) }); string(d) != "ab\nc\nd" {
+		t.Fatalf("WaitFor returned %q", d)
+	}
+}
+
+func TestPeerScript(t *testing.T) {
+	p := NewPeer(t)
+	go func() {
+		// The thing under test: answers each line with a request and echoes.
+		buf := make([]byte, 256)
+		n, _ := p.ConnIn.Read(buf)
+		io.WriteString(p.ConnOut, `{"jsonrpc":"2.0","id":7,"method":"ask","params":{}}`+"\n")
+		io.WriteString(p.ConnOut, string(buf[:n]))
+		n, _ = p.ConnIn.Read(buf)
+		io.WriteString(p.ConnOut, string(buf[:n]))
+		p.ConnOut.Close()
+	}()
+	p.Send(`{"method":"hello"}`)
+	r := p.NextRequest()
+	if string(r.ID) != "7" || r.Method != "ask" {
+		t.Fatalf("request %+v", r)
+	}
+	p.Expect(`{"method":"hello"}`)
+	p.Answer(r, `{"ok":true}`)
+	p.Expect(`{"jsonrpc":"2.0","id":7,"result":{"ok":true}}`)
+	if _, err := p.TryNext(); err != io.EOF {
+		t.Fatalf("after the output closed: %v", err)
+	}
+	if got := p.Taken(); len(got) != 3 {
+		t.Fatalf("taken %q", got)
+	}
+}
+
+func TestPeerReadAhead(t *testing.T) {
+	p := NewPeer(t)
+	p.ReadAhead(func(p *Peer, f string) bool {
+		if strings.Contains(f, "ping") {
+			p.TrySend("pong")
+			return true
+		}
+		return false
+	})
+	go func() {
+		io.WriteString(p.ConnOut, "{\"ping\":1}\n{\"other\":2}\n")
+		buf := make([]byte, 16)
+		n, _ := p.ConnIn.Read(buf)
+		io.WriteString(p.ConnOut, string(buf[:n]))
+		p.ConnOut.CloseWithError(errors.New("gone"))
+	}()
+	if f := p.Next(); f != `{"other":2}` {
+		t.Fatalf("next %q", f)
+	}
+	if f := p.Next(); f != "pong" {
+		t.Fatalf("the hook's answer came back as %q", f)
+	}
+	if _, err := p.TryNext(); err == nil || err.Error() != "gone" {
+		t.Fatalf("after the output failed: %v", err)
+	}
+}
+
+func TestCheckNoLeak(t *testing.T) {
+	// A goroutine the test stops in a cleanup registered after the check
+	// is gone by the time the check runs.
+	CheckNoLeak(t)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { <-stop; close(done) }()
+	t.Cleanup(func() { close(stop); <-done })
+}
