@@ -30,6 +30,20 @@ var (
 	ErrSubscriptionClosed = errors.New("notification subscription closed")
 )
 
+// ErrUnknownMethod is the runtime's refusal of a method it does not
+// serve. A Server answers such a request with -32603 and the text
+// "unknown DeepSeek Harness SDK runtime method: <method>", as the upstream
+// runtime does; the error its handler returns wraps ErrUnknownMethod. On
+// the client side, errors.Is(err, ErrUnknownMethod) holds for the
+// *ResponseError of exactly that answer, so a caller can tell a runtime
+// of another revision (which lacks a method) from one that failed it.
+var ErrUnknownMethod = errors.New("unknown DeepSeek Harness SDK runtime method")
+
+// unknownMethod is the error that answers a request for method.
+func unknownMethod(method string) error {
+	return fmt.Errorf("%w: %s", ErrUnknownMethod, method)
+}
+
 // ResponseError is an error response of the runtime to one request
 // (JsonRpcResponseError upstream). It wraps the *rpc.Error it came from, so
 // errors.As works with either type.
@@ -57,6 +71,15 @@ func (e *ResponseError) Error() string {
 
 // Unwrap returns the underlying *rpc.Error.
 func (e *ResponseError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnknownMethod and e is the runtime's
+// unknown-method answer to e.Method: code -32603 with the message
+// unknownMethod gives. The text is the only mark the runtime puts on it,
+// so it is matched exactly, method included.
+func (e *ResponseError) Is(target error) bool {
+	return target == ErrUnknownMethod && !e.CodeMissing && e.Code == rpc.CodeInternalError &&
+		e.Message == unknownMethod(e.Method).Error()
+}
 
 // TimeoutError reports that a request got no response within the Client's
 // per-request timeout. The request is abandoned (no cancel frame exists; the
