@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -139,21 +140,37 @@ func NewClient(r io.Reader, w io.Writer, opts *ClientOptions) *Client {
 // AttachConn returns a Client using conn, a connection created with reg as
 // its Options.Handler, and starts conn. The Client installs its
 // notification intake as reg's handler of unknown notifications, so reg
-// must have none and no handler for the four notification methods (they
-// would hide those notifications from the Client); AttachConn fails when
-// reg already has an unknown-notification handler. Close closes conn but
-// not its streams.
-func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (c *Client, err error) {
-	c = newClient(opts)
-	defer func() {
-		if p := recover(); p != nil {
-			c, err = nil, errors.New("sdkproto: AttachConn: the registry already handles unknown notifications")
-		}
-	}()
+// must have none, nor a handler for any of the four notification methods
+// (it would hide those notifications from the Client): AttachConn checks
+// both before it changes anything and returns an error naming the
+// conflict, leaving reg and conn as they were. Close closes conn but not
+// its streams.
+func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (*Client, error) {
+	if conn == nil || reg == nil {
+		return nil, errors.New("sdkproto: AttachConn needs the connection and the registry it was created with")
+	}
+	if err := attachConflict(reg); err != nil {
+		return nil, err
+	}
+	c := newClient(opts)
 	c.registry(reg)
 	c.conn = conn
 	conn.Start()
 	return c, nil
+}
+
+// attachConflict reports a registration on reg that would keep
+// notifications from a Client's intake.
+func attachConflict(reg *rpc.Registry) error {
+	if reg.HandlesUnknownNotifications() {
+		return errors.New("sdkproto: AttachConn: the registry already handles unknown notifications")
+	}
+	for _, method := range []string{SessionEvent.Name(), SessionStatus.Name(), SubagentStarted.Name(), SubagentFinished.Name()} {
+		if reg.Handles(method) {
+			return fmt.Errorf("sdkproto: AttachConn: the registry already handles %s, which the Client must receive", method)
+		}
+	}
+	return nil
 }
 
 func newClient(opts *ClientOptions) *Client {
