@@ -106,13 +106,6 @@ type ServerOptions struct {
 	Now func() time.Time
 }
 
-// The errors of the generic checks, with upstream's exact texts.
-var (
-	ErrNotInitialized = errors.New("SDK server is not initialized")
-	ErrShuttingDown   = errors.New("SDK server is shutting down")
-	ErrTeardownFailed = errors.New("SDK server teardown failed")
-)
-
 // Server serves a Runtime over JSON-RPC with the newer upstream rules
 // (docs/wire.md §5): session/prompt is refused until an initialize succeeded;
 // a failed initialize changes nothing; a later initialize replaces the

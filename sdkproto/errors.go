@@ -12,11 +12,18 @@ import (
 	"github.com/linerpc/linerpc/rpc"
 )
 
-// The errors of a Client, besides *ProtocolError (a malformed result or
-// event, with the upstream SdkProtocolError texts). Every error a Client
-// returns is one of these, a context error of the caller's ctx, or an error
-// of the caller's own making (such as params that do not encode).
+// This file holds the package's exported errors, so that a reader finds
+// them in one place: those a Client returns, those a Server answers with,
+// and those of decoding. The validation errors (ErrReasoningEffort,
+// ErrMaxTokens, *ImageError and its codes, ErrNoAttachmentStore) are
+// declared in validate.go, beside the checks whose order and texts they
+// follow.
 
+// The errors of a Client and its subscriptions, besides ErrUnknownMethod,
+// *ResponseError, *TimeoutError, *TransportClosedError, *ProtocolError and
+// *RunWaitError below. Every error a Client returns is one of them, a
+// context error of the caller's ctx, or an error of the caller's own
+// making (such as params that do not encode).
 var (
 	// ErrClientClosed is the cause of the *TransportClosedError returned by
 	// calls made after Close, and of calls and subscriptions cut off by it.
@@ -28,6 +35,9 @@ var (
 	// ErrSubscriptionClosed is returned by Next after the subscription's
 	// own Close (TypeScript: "notification subscription closed").
 	ErrSubscriptionClosed = errors.New("notification subscription closed")
+	// ErrSubscriptionOverflow fails a subscription that has more unread
+	// notifications than ClientOptions.MaxQueued allows.
+	ErrSubscriptionOverflow = errors.New("sdkproto: subscription overflow: too many unread notifications")
 )
 
 // ErrUnknownMethod is the runtime's refusal of a method it does not
@@ -137,6 +147,72 @@ func (e *TransportClosedError) Error() string {
 
 // Unwrap returns the cause.
 func (e *TransportClosedError) Unwrap() error { return e.Cause }
+
+// ProtocolError is a malformed-payload error with the exact text the
+// upstream SDK clients raise as SdkProtocolError.
+type ProtocolError struct{ Message string }
+
+// Error returns the message.
+func (e *ProtocolError) Error() string { return e.Message }
+
+// A RunWaitError is how Run ends when session/prompt was answered but
+// the interval it owns did not follow: ctx ended, or the runtime went away,
+// while Run was waiting for the receipt of the prompt (Receipt false) or,
+// after it, for the root session's idle status (Receipt true). Err is the
+// cause: errors.Is and errors.As see through to it (context.Canceled,
+// context.DeadlineExceeded, a *TransportClosedError, ...).
+type RunWaitError struct {
+	SessionID string // the root session of the run
+	MessageID string // what session/prompt returned
+	Receipt   bool   // whether the receipt had arrived
+	Err       error
+}
+
+// Awaited says what Run was waiting for, in the protocol's terms.
+func (e *RunWaitError) Awaited() string {
+	if e.Receipt {
+		return fmt.Sprintf("session.status idle for session %q (the end of the turn)", e.SessionID)
+	}
+	return fmt.Sprintf("the receipt of message %s (session.event agent/inbox/spliced inserting it into session %q)", e.MessageID, e.SessionID)
+}
+
+// Error says what was answered and what Run was waiting for, then the cause.
+func (e *RunWaitError) Error() string {
+	return "sdkproto: session/prompt was answered, then waiting for " + e.Awaited() + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *RunWaitError) Unwrap() error { return e.Err }
+
+// The errors a Server answers requests with (-32603 and the text), with
+// upstream's exact texts.
+var (
+	// ErrNotInitialized answers a session/prompt that arrives before an
+	// initialize succeeded.
+	ErrNotInitialized = errors.New("SDK server is not initialized")
+	// ErrShuttingDown answers a session/prompt that arrives after shutdown
+	// began.
+	ErrShuttingDown = errors.New("SDK server is shutting down")
+	// ErrTeardownFailed answers a shutdown whose Runtime.Shutdown returned
+	// several failures (an errors.Join of them).
+	ErrTeardownFailed = errors.New("SDK server teardown failed")
+	// ErrNotServing is returned by an Emitter whose Server has no
+	// connection yet (no request arrived and Serve was not called).
+	ErrNotServing = errors.New("sdkproto: the server is not serving a connection")
+)
+
+// The errors of decoding a payload as a type it is not.
+var (
+	// ErrNoEnvelope is returned when decoding an Event from a value that is
+	// not an object with a string type.
+	ErrNoEnvelope = errors.New("sdkproto: not an event envelope (an object with a string type)")
+	// ErrEventType is wrapped by the Event accessors when the event has
+	// another type.
+	ErrEventType = errors.New("sdkproto: event has another type")
+	// ErrNotificationMethod is returned by the typed accessors of
+	// Notification for a notification of another method.
+	ErrNotificationMethod = errors.New("sdkproto: notification has another method")
+)
 
 func withTail(msg string, tail []string) string {
 	if len(tail) == 0 {
