@@ -1,7 +1,7 @@
 package interop_test
 
 // Scenario 2: the real TypeScript HarnessClient / DeepSeekHarness driving
-// the Go demo runtime (cmd/demoruntime, sdkproto.ServeDemo on stdio).
+// the Go demo runtime (cmd/demoruntime, demo.Serve on stdio).
 
 import (
 	"context"

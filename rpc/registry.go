@@ -176,3 +176,19 @@ func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method 
 		v.unknownNotification = h
 	})
 }
+
+// Handles reports whether r has a handler of its own for method, a request
+// or a notification (the handlers of unknown methods do not count). It
+// lets a caller that must own a method check before registering, rather
+// than recover the panic of a second registration.
+func (r *Registry) Handles(method string) bool {
+	v := r.view()
+	return v != nil && v.methods[method] != nil
+}
+
+// HandlesUnknownNotifications reports whether r has a handler of
+// notifications without one of their own (HandleUnknownNotification).
+func (r *Registry) HandlesUnknownNotifications() bool {
+	v := r.view()
+	return v != nil && v.unknownNotification != nil
+}

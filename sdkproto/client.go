@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -139,21 +140,37 @@ func NewClient(r io.Reader, w io.Writer, opts *ClientOptions) *Client {
 // AttachConn returns a Client using conn, a connection created with reg as
 // its Options.Handler, and starts conn. The Client installs its
 // notification intake as reg's handler of unknown notifications, so reg
-// must have none and no handler for the four notification methods (they
-// would hide those notifications from the Client); AttachConn fails when
-// reg already has an unknown-notification handler. Close closes conn but
-// not its streams.
-func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (c *Client, err error) {
-	c = newClient(opts)
-	defer func() {
-		if p := recover(); p != nil {
-			c, err = nil, errors.New("sdkproto: AttachConn: the registry already handles unknown notifications")
-		}
-	}()
+// must have none, nor a handler for any of the four notification methods
+// (it would hide those notifications from the Client): AttachConn checks
+// both before it changes anything and returns an error naming the
+// conflict, leaving reg and conn as they were. Close closes conn but not
+// its streams.
+func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (*Client, error) {
+	if conn == nil || reg == nil {
+		return nil, errors.New("sdkproto: AttachConn needs the connection and the registry it was created with")
+	}
+	if err := attachConflict(reg); err != nil {
+		return nil, err
+	}
+	c := newClient(opts)
 	c.registry(reg)
 	c.conn = conn
 	conn.Start()
 	return c, nil
+}
+
+// attachConflict reports a registration on reg that would keep
+// notifications from a Client's intake.
+func attachConflict(reg *rpc.Registry) error {
+	if reg.HandlesUnknownNotifications() {
+		return errors.New("sdkproto: AttachConn: the registry already handles unknown notifications")
+	}
+	for _, method := range []string{SessionEvent.Name(), SessionStatus.Name(), SubagentStarted.Name(), SubagentFinished.Name()} {
+		if reg.Handles(method) {
+			return fmt.Errorf("sdkproto: AttachConn: the registry already handles %s, which the Client must receive", method)
+		}
+	}
+	return nil
 }
 
 func newClient(opts *ClientOptions) *Client {
@@ -180,9 +197,9 @@ func (c *Client) registry(reg *rpc.Registry) *rpc.Registry {
 // ("undefined" when the result member is missing). The runtime answers
 // once it is ready, so this is also the readiness barrier.
 func (c *Client) Initialize(ctx context.Context, params InitializeParams) (InitializeResult, error) {
-	var raw json.RawMessage
 	var res InitializeResult
-	if err := c.call(ctx, Initialize.Name(), params, &raw); err != nil {
+	raw, err := call(ctx, c, initializeRaw, params)
+	if err != nil {
 		return res, err
 	}
 	if kindOf(raw) != kindObject {
@@ -203,9 +220,8 @@ func (c *Client) Prompt(ctx context.Context, sessionID string, blocks ...Content
 	if blocks == nil {
 		blocks = []ContentBlock{}
 	}
-	var raw json.RawMessage
-	params := SessionPromptParams{SessionID: sessionID, ContentBlocks: blocks}
-	if err := c.call(ctx, SessionPrompt.Name(), params, &raw); err != nil {
+	raw, err := call(ctx, c, sessionPromptRaw, SessionPromptParams{SessionID: sessionID, ContentBlocks: blocks})
+	if err != nil {
 		return "", err
 	}
 	var res SessionPromptResult
@@ -218,7 +234,8 @@ func (c *Client) Prompt(ctx context.Context, sessionID string, blocks ...Content
 // Shutdown sends shutdown (without params) and waits for its result; the
 // runtime then stops its sessions and exits. Close calls it for you.
 func (c *Client) Shutdown(ctx context.Context) error {
-	return c.call(ctx, Shutdown.Name(), nil, nil)
+	_, err := call(ctx, c, shutdownRaw, rpc.NoParams{})
+	return err
 }
 
 // ParentOf returns the parent session of child as recorded from
@@ -244,21 +261,38 @@ func rawText(raw json.RawMessage) string {
 	return string(compact(raw))
 }
 
+// The Client's descriptors of its three requests: the methods and params
+// of Initialize, SessionPrompt and Shutdown with the result kept raw. The
+// Client checks results itself, with the TypeScript client's texts, where a
+// typed decode would fail with texts of its own, and it ignores whatever
+// shutdown returns.
+var (
+	initializeRaw    = rpc.NewMethod[InitializeParams, json.RawMessage](Initialize.Name())
+	sessionPromptRaw = rpc.NewMethod[SessionPromptParams, json.RawMessage](SessionPrompt.Name())
+	shutdownRaw      = rpc.NewMethod[rpc.NoParams, json.RawMessage](Shutdown.Name())
+)
+
 // errTimeout marks a context ended by the Client's own request timeout.
 var errTimeout = errors.New("sdkproto: request timeout")
 
-// call sends one request and classifies its failure into the Client's
-// error types. A nil result discards the result.
-func (c *Client) call(ctx context.Context, method string, params any, result *json.RawMessage) error {
-	return c.callTimeout(ctx, method, params, result, c.opts.RequestTimeout, false)
+// call sends one request within the Client's request timeout and returns
+// its raw result (nil when the member is absent); its failure is
+// classified into the Client's error types.
+func call[P any](ctx context.Context, c *Client, m rpc.Method[P, json.RawMessage], params P) (json.RawMessage, error) {
+	return callWithin(ctx, c, m, params, c.opts.RequestTimeout, false)
 }
 
-func (c *Client) callTimeout(ctx context.Context, method string, params any, result *json.RawMessage, timeout time.Duration, closing bool) error {
+// callWithin is call with the given timeout (none when zero); closing is
+// set by Close's own shutdown, which is not refused once Close began. The
+// call is made on the caller's goroutine: an rpc call ends with its
+// context even while the request is stuck behind a runtime that stopped
+// reading, so the timeout holds whatever the runtime does.
+func callWithin[P any](ctx context.Context, c *Client, m rpc.Method[P, json.RawMessage], params P, timeout time.Duration, closing bool) (json.RawMessage, error) {
 	c.mu.Lock()
 	refused := c.closing && !closing
 	c.mu.Unlock()
 	if refused {
-		return c.transportErr(ErrClientClosed, false)
+		return nil, c.transportErr(ErrClientClosed, false)
 	}
 	callCtx := ctx
 	if timeout > 0 {
@@ -266,17 +300,17 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancel()
 	}
-	err := c.send(callCtx, method, params, result)
+	raw, err := m.Call(callCtx, c.conn, params)
 	var rpcErr *rpc.Error
 	switch {
 	case err == nil:
-		return nil
+		return raw, nil
 	case errors.As(err, &rpcErr):
-		return responseError(method, rpcErr)
+		return nil, responseError(m.Name(), rpcErr)
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return nil, ctx.Err()
 	case callCtx.Err() != nil && context.Cause(callCtx) == errTimeout:
-		return &TimeoutError{Method: method, Timeout: timeout, StderrTail: c.stderrTail()}
+		return nil, &TimeoutError{Method: m.Name(), Timeout: timeout, StderrTail: c.stderrTail()}
 	case isTransportFailure(err) || c.conn.Err() != nil:
 		c.mu.Lock()
 		byClose := c.closing && !closing
@@ -284,26 +318,9 @@ func (c *Client) callTimeout(ctx context.Context, method string, params any, res
 		if byClose {
 			err = ErrClientClosed
 		}
-		return c.transportErr(err, true)
+		return nil, c.transportErr(err, true)
 	}
-	return err
-}
-
-// send makes the call on a goroutine of its own, so that the caller gets
-// its answer when callCtx ends even while the request is still being
-// written to a runtime that stopped reading (a Conn's Write does not
-// watch the context). That goroutine then returns once the Write does,
-// which Close brings about by closing the runtime's input; Close waits
-// for it. The result is decoded into a buffer of the goroutine's own and
-// copied to result only when the caller is still waiting.
-func (c *Client) send(callCtx context.Context, method string, params any, result *json.RawMessage) error {
-	// The Conn's calls end with their context even while the output is
-	// stuck, so the call is made on the caller's goroutine.
-	var res any
-	if result != nil {
-		res = result
-	}
-	return c.conn.Call(callCtx, method, params, res)
+	return nil, err
 }
 
 // isTransportFailure reports errors that mean the runtime is unreachable.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // Close shuts the runtime down and releases everything the Client holds;
@@ -48,9 +50,9 @@ func (c *Client) close() error {
 	c.mu.Unlock()
 
 	if c.conn.Err() == nil && (c.proc == nil || !c.proc.waitExit(0)) {
-		// callTimeout returns when its timer fires even if the request is
-		// stuck in Write (see send).
-		err := c.callTimeout(context.Background(), Shutdown.Name(), nil, nil, c.opts.ShutdownTimeout, true)
+		// callWithin returns when its timer fires even if the request is
+		// stuck in Write.
+		_, err := callWithin(context.Background(), c, shutdownRaw, rpc.NoParams{}, c.opts.ShutdownTimeout, true)
 		if err != nil && c.proc != nil {
 			c.proc.tail.add("shutdown request failed: " + err.Error())
 		}

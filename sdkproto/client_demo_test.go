@@ -2,6 +2,7 @@ package sdkproto_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,16 +11,32 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
-// clDemo connects a Client to the Go demo runtime (ServeDemo) over pipes.
+// demoEnv makes the test binary serve the demo runtime on stdin/stdout,
+// so that tests can launch it as a real child process.
+const demoEnv = "LINERPC_SDKPROTO_DEMO"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(demoEnv) == "1" {
+		if err := demo.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// clDemo connects a Client to the Go demo runtime (demo.Serve) over pipes.
 func clDemo(t *testing.T) *sdkproto.Client {
 	t.Helper()
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- sdkproto.ServeDemo(context.Background(), c2sR, s2cW)
+		served <- demo.Serve(context.Background(), c2sR, s2cW)
 		s2cW.Close()
 		c2sR.Close()
 	}()
@@ -31,10 +48,10 @@ func clDemo(t *testing.T) *sdkproto.Client {
 		select {
 		case err := <-served:
 			if err != nil {
-				t.Errorf("ServeDemo: %v", err)
+				t.Errorf("demo.Serve: %v", err)
 			}
 		case <-time.After(clWait):
-			t.Error("ServeDemo did not return")
+			t.Error("demo.Serve did not return")
 		}
 	})
 	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
@@ -102,7 +119,7 @@ func clDemoLocal(t *testing.T) *sdkproto.Client {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	go func() {
-		_ = sdkproto.ServeDemo(context.Background(), c2sR, s2cW)
+		_ = demo.Serve(context.Background(), c2sR, s2cW)
 		s2cW.Close()
 		c2sR.Close()
 	}()

@@ -286,6 +286,36 @@ func TestClientResponseError(t *testing.T) {
 	}
 }
 
+// The runtime's unknown-method answer matches ErrUnknownMethod, and only
+// that answer: another -32603, or the text naming another method, does not.
+func TestClientUnknownMethodError(t *testing.T) {
+	t.Parallel()
+	c, p := newClPeer(t, nil)
+	answer := func(code int, msg string) {
+		r := p.expect("initialize")
+		p.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, r.ID, code, msg)
+	}
+	go answer(-32603, "unknown DeepSeek Harness SDK runtime method: initialize")
+	_, err := c.Initialize(clCtx(t), clInitParams())
+	var re *sdkproto.ResponseError
+	if !errors.Is(err, sdkproto.ErrUnknownMethod) || !errors.As(err, &re) || re.Method != "initialize" {
+		t.Fatalf("got %v, want a *ResponseError matching ErrUnknownMethod", err)
+	}
+	for _, a := range []struct {
+		code int
+		msg  string
+	}{
+		{-32603, "SDK server is not initialized"},
+		{-32603, "unknown DeepSeek Harness SDK runtime method: shutdown"},
+		{-32601, "unknown DeepSeek Harness SDK runtime method: initialize"},
+	} {
+		go answer(a.code, a.msg)
+		if _, err := c.Initialize(clCtx(t), clInitParams()); err == nil || errors.Is(err, sdkproto.ErrUnknownMethod) {
+			t.Errorf("answer %d %q: got %v, want an error not matching ErrUnknownMethod", a.code, a.msg, err)
+		}
+	}
+}
+
 // A request from the runtime is answered -32601, as the TypeScript client does.
 func TestClientAnswersRuntimeRequests(t *testing.T) {
 	t.Parallel()

@@ -38,7 +38,15 @@
 // object), *TimeoutError (ClientOptions.RequestTimeout), *ProtocolError (a
 // malformed result or event, with the TypeScript client's texts) and
 // *TransportClosedError (the runtime went away, with its exit status and
-// the last lines of its stderr).
+// the last lines of its stderr). A runtime's refusal of a method it does
+// not serve matches errors.Is(err, ErrUnknownMethod): on the wire it has
+// no code of its own (-32603, like any failure), so its text is matched
+// once, here, rather than by every caller.
+//
+// AttachConn shares an existing rpc.Conn with handlers of the caller's own.
+// The Client must see every notification, so AttachConn refuses, with an
+// error naming the conflict, a registry that already handles unknown
+// notifications or any of the four notification methods.
 //
 // # Wire types
 //
@@ -63,18 +71,17 @@
 // successful initialize is refused with "SDK server is not initialized", a
 // failed initialize changes nothing, prompts are refused once shutdown
 // began), the generic validation and its exact texts, image admission, the
-// runtime's answer to unknown methods, and shutdown. An Emitter writes the
+// runtime's answer to unknown methods (ErrUnknownMethod), and shutdown. An Emitter writes the
 // four notifications from any goroutine, in call order, giving each
 // session's events contiguous seq numbers.
 //
 //	srv := sdkproto.NewServer(myRuntime, nil)
 //	err := srv.Serve(ctx, os.Stdin, os.Stdout)
 //
-// NewDemoRuntime is a scripted runtime (no model, no network) that answers
-// each prompt with the full event sequence of a real turn; ServeDemo serves
-// it on a stream. Prompts starting with /think, /tool, /subagent, /fail and
-// /slow exercise reasoning, tool calls, a child session, a failed turn and
-// a slow stream.
+// A scripted runtime for demos and tests (no model, no network) is package
+// sdkproto/demo: it stands to sdkproto as net/http/httptest to net/http,
+// a peer to drive rather than part of the protocol, so it lives apart and
+// this package holds the protocol alone.
 //
 // # Revisions
 //

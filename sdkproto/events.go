@@ -2,7 +2,6 @@ package sdkproto
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 )
 
@@ -109,10 +108,6 @@ type Event struct {
 	k         keep
 }
 
-// ErrNoEnvelope is returned when decoding an Event from a value that is
-// not an object with a string type.
-var ErrNoEnvelope = errors.New("sdkproto: not an event envelope (an object with a string type)")
-
 func (e *Event) fields() []field {
 	return []field{
 		reqString("type", (*string)(&e.Type)),
@@ -210,13 +205,6 @@ func (s SurfaceOp) MarshalJSON() ([]byte, error) {
 	}
 	return encodeFields(s.k, s.fields())
 }
-
-// ProtocolError is a malformed-payload error with the exact text the
-// upstream SDK clients raise as SdkProtocolError.
-type ProtocolError struct{ Message string }
-
-// Error returns the message.
-func (e *ProtocolError) Error() string { return e.Message }
 
 // CheckEnvelope applies the TypeScript run() test to a root-session event:
 // the event member must be an object with a string type. It returns a

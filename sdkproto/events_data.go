@@ -2,7 +2,6 @@ package sdkproto
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -316,9 +315,6 @@ type LLMRetryStartedData struct {
 	Step    int64  `json:"step"`
 	Retry   int64  `json:"retry"`
 }
-
-// ErrEventType is wrapped by the accessors when the event has another type.
-var ErrEventType = errors.New("sdkproto: event has another type")
 
 func typeMismatch(got, want EventType) error {
 	return fmt.Errorf("%w: %q, want %q", ErrEventType, got, want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 // A runtime's main serves a Runtime on stdin and stdout and exits when
@@ -16,7 +17,7 @@ import (
 func ExampleServer() {
 	toServer, clientOut := io.Pipe()
 	clientIn, fromServer := io.Pipe()
-	srv := sdkproto.NewServer(sdkproto.NewDemoRuntime(nil), nil)
+	srv := sdkproto.NewServer(demo.NewRuntime(nil), nil)
 	served := make(chan error, 1)
 	go func() {
 		served <- srv.Serve(context.Background(), toServer, fromServer)

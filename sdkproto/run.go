@@ -3,7 +3,6 @@ package sdkproto
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 )
 
@@ -118,34 +117,6 @@ func (c *Client) run(ctx context.Context, sessionID string, each func(Notificati
 	res.FinalResponse = FinalText(assistantContent(lastAssistant))
 	return res, nil
 }
-
-// A RunWaitError is how Run ends when session/prompt was answered but
-// the interval it owns did not follow: ctx ended, or the runtime went away,
-// while Run was waiting for the receipt of the prompt (Receipt false) or,
-// after it, for the root session's idle status (Receipt true). Err is the
-// cause: errors.Is and errors.As see through to it (context.Canceled,
-// context.DeadlineExceeded, a *TransportClosedError, ...).
-type RunWaitError struct {
-	SessionID string // the root session of the run
-	MessageID string // what session/prompt returned
-	Receipt   bool   // whether the receipt had arrived
-	Err       error
-}
-
-// Awaited says what Run was waiting for, in the protocol's terms.
-func (e *RunWaitError) Awaited() string {
-	if e.Receipt {
-		return fmt.Sprintf("session.status idle for session %q (the end of the turn)", e.SessionID)
-	}
-	return fmt.Sprintf("the receipt of message %s (session.event agent/inbox/spliced inserting it into session %q)", e.MessageID, e.SessionID)
-}
-
-func (e *RunWaitError) Error() string {
-	return "sdkproto: session/prompt was answered, then waiting for " + e.Awaited() + ": " + e.Err.Error()
-}
-
-// Unwrap returns the cause.
-func (e *RunWaitError) Unwrap() error { return e.Err }
 
 // errStreamStopped ends a run whose Stream consumer stopped iterating.
 var errStreamStopped = errors.New("sdkproto: stream stopped")

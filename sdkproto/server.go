@@ -106,26 +106,14 @@ type ServerOptions struct {
 	Now func() time.Time
 }
 
-// The errors of the generic checks, with upstream's exact texts.
-var (
-	ErrNotInitialized = errors.New("SDK server is not initialized")
-	ErrShuttingDown   = errors.New("SDK server is shutting down")
-	ErrTeardownFailed = errors.New("SDK server teardown failed")
-)
-
-// UnknownMethodError returns the error that answers a request for a
-// method the runtime does not serve.
-func UnknownMethodError(method string) error {
-	return errors.New("unknown DeepSeek Harness SDK runtime method: " + method)
-}
-
 // Server serves a Runtime over JSON-RPC with the newer upstream rules
 // (docs/wire.md §5): session/prompt is refused until an initialize succeeded;
 // a failed initialize changes nothing; a later initialize replaces the
 // route for sessions created afterwards; after shutdown began, prompts are
-// refused and notifications stop; unknown methods are answered -32603;
-// notifications from the client are ignored. A Server is meant for one
-// connection at a time and its methods are safe for concurrent use.
+// refused and notifications stop; unknown methods are answered -32603
+// (ErrUnknownMethod); notifications from the client are ignored. A Server
+// is meant for one connection at a time and its methods are safe for
+// concurrent use.
 type Server struct {
 	rt      Runtime
 	opts    ServerOptions
@@ -200,7 +188,7 @@ func (s *Server) Register(reg *rpc.Registry) {
 		return ShutdownResult{}, nil
 	})
 	reg.HandleUnknown(func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
-		return nil, UnknownMethodError(method)
+		return nil, unknownMethod(method)
 	})
 }
 

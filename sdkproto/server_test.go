@@ -14,6 +14,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 // srvPeer is a client connection to a Server running Serve over pipes.
@@ -338,7 +339,7 @@ func TestEmitterOrdering(t *testing.T) {
 // message ids, and every session's seqs are contiguous.
 func TestServerConcurrentPrompts(t *testing.T) {
 	ctx := context.Background()
-	srv := sdkproto.NewServer(sdkproto.NewDemoRuntime(nil), nil)
+	srv := sdkproto.NewServer(demo.NewRuntime(nil), nil)
 	p := servePeer(t, srv)
 	if _, err := sdkproto.Initialize.Call(ctx, p.conn, initParams("m")); err != nil {
 		t.Fatal(err)
@@ -398,7 +399,7 @@ func countTurnEnds(notes []srvNote) int {
 func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
 	ctx := context.Background()
-	srv := sdkproto.NewServer(sdkproto.NewDemoRuntime(&sdkproto.DemoOptions{SlowDelay: 20 * time.Millisecond}), nil)
+	srv := sdkproto.NewServer(demo.NewRuntime(&demo.Options{SlowDelay: 20 * time.Millisecond}), nil)
 	p := servePeer(t, srv)
 	if _, err := sdkproto.Initialize.Call(ctx, p.conn, initParams("m")); err != nil {
 		t.Fatal(err)

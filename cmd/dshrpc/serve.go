@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 const serveUsage = `Usage: dshrpc serve-demo [--delay D]
@@ -72,7 +73,7 @@ func serveCmd(e *env, args []string) int {
 // in-process default of run serve, with an attachment store so that
 // --image can be tried without a real runtime.
 func newDemoServer(delay time.Duration) *sdkproto.Server {
-	rt := sdkproto.NewDemoRuntime(&sdkproto.DemoOptions{Delay: delay})
+	rt := demo.NewRuntime(&demo.Options{Delay: delay})
 	return sdkproto.NewServer(rt, &sdkproto.ServerOptions{Attachments: &memStore{}})
 }
 

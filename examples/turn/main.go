@@ -1,5 +1,5 @@
-// Command turn drives the built-in demo runtime with the sdkproto client:
-// one streamed turn, then one run to its end. Swap ServeDemo for
+// Command turn drives the demo runtime (package sdkproto/demo) with the sdkproto client:
+// one streamed turn, then one run to its end. Swap demo.Serve for
 // sdkproto.Launch to drive a real runtime.
 //
 //	go run ./examples/turn
@@ -12,6 +12,7 @@ import (
 	"log"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 func main() {
@@ -22,7 +23,7 @@ func main() {
 	toRuntime, clientOut := io.Pipe()
 	clientIn, fromRuntime := io.Pipe()
 	go func() {
-		sdkproto.ServeDemo(ctx, toRuntime, fromRuntime)
+		demo.Serve(ctx, toRuntime, fromRuntime)
 		fromRuntime.Close()
 	}()
 	client := sdkproto.NewClient(clientIn, clientOut, nil)

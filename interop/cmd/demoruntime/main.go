@@ -1,5 +1,6 @@
 // Command demoruntime is the Go runtime that the interop tests hand to the
-// real TypeScript HarnessClient: sdkproto's demo runtime served on stdio.
+// real TypeScript HarnessClient: the demo runtime (package sdkproto/demo)
+// served on stdio.
 // It exits 0 after a successful shutdown or when its input ends (the first
 // rung of the TypeScript teardown ladder), and 1 when serving failed.
 package main
@@ -11,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 func main() {
@@ -19,7 +20,7 @@ func main() {
 	// the turns in flight are cut off and the process still exits 0.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err := sdkproto.ServeDemo(ctx, os.Stdin, os.Stdout)
+	err := demo.Serve(ctx, os.Stdin, os.Stdout)
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "demoruntime:", err)
 		os.Exit(1)

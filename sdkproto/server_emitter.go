@@ -3,17 +3,12 @@ package sdkproto
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
 )
-
-// ErrNotServing is returned by an Emitter whose Server has no connection
-// yet (no request arrived and Serve was not called).
-var ErrNotServing = errors.New("sdkproto: the server is not serving a connection")
 
 // Emitter sends the four server notifications to the connection its
 // Server serves. It is safe for use from any goroutine.

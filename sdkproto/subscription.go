@@ -3,7 +3,6 @@ package sdkproto
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -19,14 +18,6 @@ type Notification struct {
 	// from 1; it orders notifications seen through different subscriptions.
 	Index uint64
 }
-
-// ErrNotificationMethod is returned by the typed accessors of Notification
-// for a notification of another method.
-var ErrNotificationMethod = errors.New("sdkproto: notification has another method")
-
-// ErrSubscriptionOverflow fails a subscription that has more unread
-// notifications than ClientOptions.MaxQueued allows.
-var ErrSubscriptionOverflow = errors.New("sdkproto: subscription overflow: too many unread notifications")
 
 func decodeNotification[P any, PP interface {
 	*P

@@ -1,4 +1,4 @@
-package sdkproto_test
+package demo_test
 
 import (
 	"bufio"
@@ -14,15 +14,19 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
 // demoEnv makes the test binary serve the demo runtime on stdin/stdout,
 // so that tests can run it as a real child process.
 const demoEnv = "LINERPC_SDKPROTO_DEMO"
 
+// wait bounds every wait of these tests: a failure bound, not a pace.
+const wait = 30 * time.Second
+
 func TestMain(m *testing.M) {
 	if os.Getenv(demoEnv) == "1" {
-		if err := sdkproto.ServeDemo(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := demo.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -80,8 +84,8 @@ func (d *demoProcess) next(t *testing.T) map[string]json.RawMessage {
 			t.Fatal("the demo's output ended")
 		}
 		return m
-	case <-time.After(srvWait):
-		t.Fatalf("no frame from the demo within %v", srvWait)
+	case <-time.After(wait):
+		t.Fatalf("no frame from the demo within %v", wait)
 	}
 	return nil
 }
