@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // The messages of initialize's own checks (newer revisions; HEAD has only
@@ -40,24 +42,8 @@ func (p InitializeParams) Validate() error {
 	return nil
 }
 
-// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, 2^53-1.
-const maxSafeInteger = 1<<53 - 1
-
-// safeInteger parses a raw JSON number as JSON.parse does (to the nearest
-// float64) and reports whether the result is a safe integer.
-func safeInteger(raw json.RawMessage) (int64, bool) {
-	if kindOf(raw) != kindNumber {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false
-	}
-	if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-		return 0, false
-	}
-	return int64(f), true
-}
+// safeInteger is the JavaScript safe-integer rule of numeric params.
+func safeInteger(raw json.RawMessage) (int64, bool) { return wire.SafeInteger(raw) }
 
 // Interpolate renders a raw JSON value as JavaScript's String() (and so a
 // template literal or Array.prototype.join) would after JSON.parse:

@@ -47,6 +47,25 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
+var kindPhrases = [...]string{
+	Absent: "nothing (member absent)",
+	Null:   "null",
+	Bool:   "a boolean",
+	Number: "a number",
+	String: "a string",
+	Array:  "an array",
+	Object: "an object",
+}
+
+// Phrase names k as a message's prose does, with its article: "a string",
+// "an object", "null", and "nothing (member absent)" for Absent.
+func (k Kind) Phrase() string {
+	if int(k) < len(kindPhrases) {
+		return kindPhrases[k]
+	}
+	return k.String()
+}
+
 // kindOf classifies a value by its first byte. The caller guarantees that b
 // starts a syntactically valid value.
 func kindOf(c byte) Kind {
