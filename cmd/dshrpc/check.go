@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -272,9 +271,9 @@ type checker struct {
 	rep      *report
 	maxFrame int
 	scanner  wire.Scanner
-	pending  *fifoMap[string, *pending] // by direction + id key
-	answered *fifoMap[string, int]      // by direction + id key: the line of the response
-	seqs     *fifoMap[string, int64]    // per session: last seq seen
+	pending  *fifoMap[pendingKey, *pending]
+	answered *fifoMap[pendingKey, int] // the line of the response
+	seqs     *fifoMap[string, int64]   // per session: last seq seen
 	runs     *fifoMap[string, *sessionRuns]
 	initOK   bool // an initialize succeeded
 	shutdown int  // line of the last c2s shutdown request, 0 if none
@@ -287,8 +286,8 @@ type checker struct {
 func checkTranscript(in io.Reader, rep *report, maxFrame int) error {
 	c := &checker{
 		rep: rep, maxFrame: maxFrame,
-		pending:  newFIFOMap[string, *pending](checkTable),
-		answered: newFIFOMap[string, int](checkTable),
+		pending:  newFIFOMap[pendingKey, *pending](checkTable),
+		answered: newFIFOMap[pendingKey, int](checkTable),
 		seqs:     newFIFOMap[string, int64](checkTable),
 		runs:     newFIFOMap[string, *sessionRuns](checkTable),
 	}
@@ -494,16 +493,11 @@ func (c *checker) frame(n int, dir string, line []byte) {
 	}
 }
 
-// idKey identifies an id type-sensitively (5 and "5" differ) and
-// numerically (1 and 1.0 are the same id once parsed, as in JavaScript).
-func idKey(v wire.Value) string {
-	if v.Kind == wire.String {
-		return "s:" + string(wire.AppendUnquote(nil, v.Raw))
-	}
-	if f, err := strconv.ParseFloat(string(v.Raw), 64); err == nil {
-		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	return "n:" + string(v.Raw)
+// pendingKey is what a response matches a request by: the direction it
+// was sent in ("" unknown) and its id, compared as rpc compares them.
+type pendingKey struct {
+	dir string
+	id  wire.IDKey
 }
 
 // params returns the raw params member as upstream hands it to handlers.
@@ -527,7 +521,7 @@ func (c *checker) request(n int, dir, method string, env *wire.Envelope) {
 	default:
 		c.requestParams(n, method, env)
 	}
-	key := dir + "|" + idKey(env.ID)
+	key := pendingKey{dir, wire.KeyOfID(env.ID)}
 	if p, ok := c.pending.get(key); ok {
 		c.rep.add(n, kMalformed, "%srequest id %s is already waiting for a response (line %d): responses cannot tell them apart", dirLabel(dir), id, p.line)
 	}
@@ -561,7 +555,7 @@ func (c *checker) requestParams(n int, method string, env *wire.Envelope) {
 		}
 		for _, k := range []string{"cwd", "provider", "model"} {
 			if m := p.Member(k); !isJSONString(m) {
-				c.rep.add(n, kBadPayload, "initialize params: %s must be a string, got %s", k, jsonKind(m))
+				c.rep.add(n, kBadPayload, "initialize params: %s must be a string, got %s", k, wire.KindOf(m).Phrase())
 			}
 		}
 		if err := p.Validate(); err != nil {
@@ -574,7 +568,7 @@ func (c *checker) requestParams(n int, method string, env *wire.Envelope) {
 			return
 		}
 		if m := p.Member("sessionId"); !isJSONString(m) {
-			c.rep.add(n, kBadPayload, "session/prompt params: sessionId must be a string, got %s", jsonKind(m))
+			c.rep.add(n, kBadPayload, "session/prompt params: sessionId must be a string, got %s", wire.KindOf(m).Phrase())
 		}
 		if _, err := p.Validate(sdkproto.ImagePolicy{}); err != nil {
 			c.rep.add(n, kBadPayload, "session/prompt params: %v", err)
@@ -593,25 +587,6 @@ func (c *checker) requestParams(n int, method string, env *wire.Envelope) {
 
 func isJSONString(m json.RawMessage) bool { return len(m) > 0 && m[0] == '"' }
 
-func jsonKind(m json.RawMessage) string {
-	if len(m) == 0 {
-		return "nothing (member absent)"
-	}
-	switch m[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
-
 // memberText quotes the offending initialize member for a message.
 func memberText(maxTokens, effort json.RawMessage, err error) string {
 	if err == sdkproto.ErrReasoningEffort {
@@ -623,16 +598,17 @@ func memberText(maxTokens, effort json.RawMessage, err error) string {
 func (c *checker) response(n int, dir string, env *wire.Envelope) {
 	id := string(env.ID.Raw)
 	var p *pending
-	var key string
+	var key pendingKey
 	want := map[string]string{c2s: s2c, s2c: c2s}[dir]
-	for _, k := range []string{want + "|" + idKey(env.ID), c2s + "|" + idKey(env.ID), s2c + "|" + idKey(env.ID), "|" + idKey(env.ID)} {
+	idk := wire.KeyOfID(env.ID)
+	for _, k := range []pendingKey{{want, idk}, {c2s, idk}, {s2c, idk}, {"", idk}} {
 		if q, _ := c.pending.get(k); q != nil && (dir == "" || q.dir == "" || q.dir == want) {
 			p, key = q, k
 			break
 		}
 	}
 	if p == nil {
-		if line, ok := c.answeredLine(want, idKey(env.ID)); ok {
+		if line, ok := c.answeredLine(want, idk); ok {
 			c.rep.add(n, kUnmatched, "%sresponse to id %s, which was already answered on line %d (duplicate response)", dirLabel(dir), id, line)
 		} else {
 			c.rep.add(n, kUnmatched, "%sresponse to id %s, which no request is waiting for", dirLabel(dir), id)
@@ -695,13 +671,13 @@ func (c *checker) response(n int, dir string, env *wire.Envelope) {
 
 // answeredLine finds the response that already answered a request with
 // this id key, sent in direction want ("" for raw frames: any).
-func (c *checker) answeredLine(want, key string) (int, bool) {
+func (c *checker) answeredLine(want string, id wire.IDKey) (int, bool) {
 	dirs := []string{want}
 	if want == "" {
 		dirs = []string{"", c2s, s2c}
 	}
 	for _, d := range dirs {
-		if line, ok := c.answered.get(d + "|" + key); ok {
+		if line, ok := c.answered.get(pendingKey{d, id}); ok {
 			return line, true
 		}
 	}
@@ -716,11 +692,11 @@ func (c *checker) errorObject(n int, p *pending, env *wire.Envelope) {
 		c.rep.add(n, kBadPayload, "error response to %s (id %s): error is not an object", p.method, p.id)
 		return
 	}
-	if code := e["code"]; len(code) == 0 || jsonKind(code) != "a number" {
-		c.rep.add(n, kBadPayload, "error response to %s (id %s): code must be a number, got %s", p.method, p.id, jsonKind(code))
+	if code := e["code"]; len(code) == 0 || wire.KindOf(code) != wire.Number {
+		c.rep.add(n, kBadPayload, "error response to %s (id %s): code must be a number, got %s", p.method, p.id, wire.KindOf(code).Phrase())
 	}
 	if msg := e["message"]; !isJSONString(msg) {
-		c.rep.add(n, kBadPayload, "error response to %s (id %s): message must be a string, got %s", p.method, p.id, jsonKind(msg))
+		c.rep.add(n, kBadPayload, "error response to %s (id %s): message must be a string, got %s", p.method, p.id, wire.KindOf(msg).Phrase())
 	}
 }
 
@@ -751,7 +727,7 @@ func (c *checker) notification(n int, dir, method string, env *wire.Envelope) {
 		case err != nil:
 			c.rep.add(n, kBadPayload, "session.status params do not decode: %v", err)
 		case !isJSONString(p.Member("sessionId")):
-			c.rep.add(n, kBadPayload, "session.status: sessionId must be a string, got %s", jsonKind(p.Member("sessionId")))
+			c.rep.add(n, kBadPayload, "session.status: sessionId must be a string, got %s", wire.KindOf(p.Member("sessionId")).Phrase())
 		case p.Status != sdkproto.StatusRunning && p.Status != sdkproto.StatusIdle:
 			c.rep.add(n, kBadPayload, "session.status: status must be \"running\" or \"idle\", got %s", orAbsent(p.Member("status")))
 		case p.Status == sdkproto.StatusIdle:
@@ -849,7 +825,7 @@ func (c *checker) sessionEvent(n int, note sdkproto.Notification) {
 	}
 	sid, ok := note.SessionID()
 	if !ok {
-		c.rep.add(n, kBadPayload, "session.event: sessionId must be a string, got %s", jsonKind(p.Member("sessionId")))
+		c.rep.add(n, kBadPayload, "session.event: sessionId must be a string, got %s", wire.KindOf(p.Member("sessionId")).Phrase())
 	}
 	if err := p.CheckEnvelope(); err != nil {
 		c.rep.add(n, kBadPayload, "%v", err)
@@ -858,11 +834,11 @@ func (c *checker) sessionEvent(n int, note sdkproto.Notification) {
 	ev := p.Event
 	label := fmt.Sprintf("session.event %s", ev.Type)
 	seqRaw, timeRaw := ev.Member("seq"), ev.Member("time")
-	seq, seqOK := integer(seqRaw)
+	seq, seqOK := wire.NumberInt64(seqRaw)
 	if !seqOK {
 		c.rep.add(n, kBadPayload, "%s: seq must be an integer, got %s", label, orAbsent(seqRaw))
 	}
-	if _, ok := integer(timeRaw); !ok {
+	if _, ok := wire.NumberInt64(timeRaw); !ok {
 		c.rep.add(n, kBadPayload, "%s: time must be an integer (epoch ms), got %s", label, orAbsent(timeRaw))
 	}
 	if d := ev.Member("data"); len(d) == 0 || d[0] != '{' {
@@ -892,18 +868,6 @@ func (c *checker) sessionEvent(n int, note sdkproto.Notification) {
 		c.rep.add(n, kSeqGap, "session %s: seq jumps from %d to %d (%s)", sid, last, seq, ev.Type)
 	}
 	c.seqs.set(sid, seq)
-}
-
-// integer parses a raw JSON number with an integral value.
-func integer(raw json.RawMessage) (int64, bool) {
-	if len(raw) == 0 || jsonKind(raw) != "a number" {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f != float64(int64(f)) {
-		return 0, false
-	}
-	return int64(f), true
 }
 
 // prompted records the reply to a session/prompt: a run of session now
@@ -968,7 +932,7 @@ func (c *checker) sessionRuns(session string) *sessionRuns {
 // that would still be waiting when the transcript ends.
 func (c *checker) finish() {
 	var left []*pending
-	c.pending.each(func(_ string, p *pending) { left = append(left, p) })
+	c.pending.each(func(_ pendingKey, p *pending) { left = append(left, p) })
 	sort.Slice(left, func(i, j int) bool { return left[i].line < left[j].line })
 	for _, p := range left {
 		c.rep.add(p.line, kUnanswered, "%srequest %q (id %s) got no response", dirLabel(p.dir), p.method, p.id)
