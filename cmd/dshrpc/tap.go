@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -94,11 +95,11 @@ type tapRecord struct {
 
 // frame logs line; size is the length of the whole line, of which line
 // holds the first bytes when it was cut.
-func (l *tapLog) frame(dir string, line []byte, size int64, unterminated bool) {
+func (l *tapLog) frame(dir transcript.Dir, line []byte, size int64, unterminated bool) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep frames readable: <, > and & as they are
-	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: dir, Frame: string(line), Unterminated: unterminated}
+	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: string(dir), Frame: string(line), Unterminated: unterminated}
 	if size > int64(len(line)) {
 		rec.Truncated, rec.Size = true, size
 	}
@@ -112,11 +113,11 @@ func (l *tapLog) frame(dir string, line []byte, size int64, unterminated bool) {
 // max bytes of a line that arrives in pieces.
 type lineSplitter struct {
 	log   *tapLog
-	dir   string
+	dir   transcript.Dir
 	split lines.Splitter
 }
 
-func newLineSplitter(log *tapLog, dir string, max int) *lineSplitter {
+func newLineSplitter(log *tapLog, dir transcript.Dir, max int) *lineSplitter {
 	return &lineSplitter{log: log, dir: dir, split: lines.Splitter{Max: max}}
 }
 
@@ -203,7 +204,7 @@ func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
 	// left to deliver. Its end closes the child's stdin, which is how a
 	// client's EOF reaches the runtime.
 	go func() {
-		pump(e.stdin, childIn, newLineSplitter(log, c2s, maxLog), nil)
+		pump(e.stdin, childIn, newLineSplitter(log, transcript.ClientToRuntime, maxLog), nil)
 		childIn.Close()
 	}()
 	// s2c: the child's stdout to ours, to the end (grandchildren may keep
@@ -214,7 +215,7 @@ func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
 	clientGone := make(chan error, 1)
 	go func() {
 		defer close(s2cDone)
-		pump(outR, e.stdout, newLineSplitter(log, s2c, maxLog), func(err error) { clientGone <- err })
+		pump(outR, e.stdout, newLineSplitter(log, transcript.RuntimeToClient, maxLog), func(err error) { clientGone <- err })
 		outR.Close()
 	}()
 
