@@ -25,7 +25,7 @@ type member struct {
 // (duplicates included). ok is false when data is not an object.
 func parseObject(data []byte) (members []member, ok bool, err error) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
+	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -290,7 +290,7 @@ func compact(r json.RawMessage) json.RawMessage {
 
 func asString(r json.RawMessage) (string, bool) {
 	var s string
-	if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
+	if kindOf(r) != kindString || json.Unmarshal(r, &s) != nil {
 		return "", false
 	}
 	return s, true

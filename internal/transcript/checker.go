@@ -239,7 +239,7 @@ func (c *Checker) requestParams(n int, method string, env *wire.Envelope) {
 			return
 		}
 		for _, k := range []string{"cwd", "provider", "model"} {
-			if m := p.Member(k); !isJSONString(m) {
+			if m := p.Member(k); wire.KindOf(m) != wire.String {
 				c.add(n, BadPayload, "initialize params: %s must be a string, got %s", k, wire.KindOf(m).Phrase())
 			}
 		}
@@ -252,7 +252,7 @@ func (c *Checker) requestParams(n int, method string, env *wire.Envelope) {
 			c.add(n, BadPayload, "session/prompt params do not decode: %v", err)
 			return
 		}
-		if m := p.Member("sessionId"); !isJSONString(m) {
+		if m := p.Member("sessionId"); wire.KindOf(m) != wire.String {
 			c.add(n, BadPayload, "session/prompt params: sessionId must be a string, got %s", wire.KindOf(m).Phrase())
 		}
 		if _, err := p.Validate(sdkproto.ImagePolicy{}); err != nil {
@@ -269,8 +269,6 @@ func (c *Checker) requestParams(n int, method string, env *wire.Envelope) {
 		}
 	}
 }
-
-func isJSONString(m json.RawMessage) bool { return len(m) > 0 && m[0] == '"' }
 
 // memberText quotes the offending initialize member for a message.
 func memberText(maxTokens, effort json.RawMessage, err error) string {
@@ -380,7 +378,7 @@ func (c *Checker) errorObject(n int, p *pending, env *wire.Envelope) {
 	if code := e["code"]; len(code) == 0 || wire.KindOf(code) != wire.Number {
 		c.add(n, BadPayload, "error response to %s (id %s): code must be a number, got %s", p.method, p.id, wire.KindOf(code).Phrase())
 	}
-	if msg := e["message"]; !isJSONString(msg) {
+	if msg := e["message"]; wire.KindOf(msg) != wire.String {
 		c.add(n, BadPayload, "error response to %s (id %s): message must be a string, got %s", p.method, p.id, wire.KindOf(msg).Phrase())
 	}
 }

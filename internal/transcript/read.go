@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // The formats of a transcript file, as Read reports them.
@@ -126,7 +127,7 @@ func (c *Checker) transcriptLine(n int, raw []byte) {
 	case len(fr) == 0:
 		c.add(n, Malformed, "transcript line without frame: %s", lines.Excerpt(raw))
 		return
-	case fr[0] == '"':
+	case wire.KindOf(fr) == wire.String:
 		if json.Unmarshal(fr, &s) != nil {
 			c.add(n, Malformed, "transcript frame is not a valid JSON string: %s", lines.Excerpt(raw))
 			return
