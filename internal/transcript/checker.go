@@ -38,25 +38,6 @@ type pending struct {
 	session string // of a session/prompt
 }
 
-// run is a prompt whose reply gave a message id: what a client's Run then
-// awaits (docs/wire.md §6.3) is the receipt of that message on the session,
-// then the session's idle.
-type run struct {
-	line    int    // of the reply
-	msgID   string // the message id of the reply
-	receipt bool   // the receipt was seen
-}
-
-// sessionRuns is what a Checker knows of one session's runs.
-type sessionRuns struct {
-	runs     []*run
-	receipts []string // ids received before the reply named them (the receipt comes first)
-}
-
-// maxEarlyReceipts bounds the receipts kept per session for replies not
-// yet read.
-const maxEarlyReceipts = 64
-
 // Checker checks the frames of one transcript, in order, against the wire
 // contract, holding what later frames are checked against (pending
 // requests, the seqs of sessions, runs awaiting their end). Each of its

@@ -69,7 +69,7 @@ type Finding struct {
 	Message string // what is wrong, in prose
 }
 
-// Counts are what a check has seen.
+// Counts are what a check has seen. Lines are counted by Read only.
 type Counts struct {
 	Lines, Frames                      int
 	Requests, Responses, Notifications int

@@ -5,6 +5,25 @@ import (
 	"sort"
 )
 
+// run is a prompt whose reply gave a message id: what a client's Run then
+// awaits (docs/wire.md §6.3) is the receipt of that message on the session,
+// then the session's idle.
+type run struct {
+	line    int    // of the reply
+	msgID   string // the message id of the reply
+	receipt bool   // the receipt was seen
+}
+
+// sessionRuns is what a Checker knows of one session's runs.
+type sessionRuns struct {
+	runs     []*run
+	receipts []string // ids received before the reply named them (the receipt comes first)
+}
+
+// maxEarlyReceipts bounds the receipts kept per session for replies not
+// yet read.
+const maxEarlyReceipts = 64
+
 // prompted records the reply to a session/prompt: a run of session now
 // awaits the receipt of msgID (unless it came already), then an idle.
 func (c *Checker) prompted(line int, session, msgID string) {
