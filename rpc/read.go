@@ -281,10 +281,8 @@ func (c *Conn) handleNotification(rd *reader, line []byte, size int64, name []by
 // integer (5, 5.0 and 5e0 alike, as JavaScript peers compare them).
 func (c *Conn) handleResponse(env *wire.Envelope, line []byte, size int64) {
 	var pc *pendingCall
-	if env.ID.Kind == wire.Number {
-		if n, ok := wire.NumberInt64(env.ID.Raw); ok && n > 0 {
-			pc = c.pending.take(uint64(n))
-		}
+	if n, ok := wire.IntegerID(env.ID); ok && n > 0 {
+		pc = c.pending.take(uint64(n))
 	}
 	if pc == nil {
 		c.drop(Drop{Reason: DropUnmatchedResponse, Line: line, Size: size})

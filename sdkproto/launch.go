@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -206,13 +207,13 @@ func (p *process) readStderr(copyTo io.Writer) {
 	for {
 		n, err := p.stderr.Read(buf)
 		if n > 0 {
-			p.tail.write(buf[:n])
+			p.tail.Write(buf[:n])
 			if copyTo != nil {
 				_, _ = copyTo.Write(buf[:n])
 			}
 		}
 		if err != nil {
-			p.tail.flush()
+			p.tail.Flush()
 			return
 		}
 	}
@@ -233,7 +234,7 @@ func (p *process) stderrTail() []string {
 		case <-time.After(stderrDrain):
 		}
 	}
-	return p.tail.lines()
+	return p.tail.Lines()
 }
 
 // release waits for the goroutines of the process, once the child is
@@ -251,83 +252,13 @@ func (p *process) release() {
 	p.stderr.Close()
 }
 
-// maxTailLine bounds one kept stderr line; the rest of a longer line is
-// dropped, so a child writing without newlines cannot grow the tail.
-const maxTailLine = 4 << 10
+// tail keeps the last lines of the child's stderr; add appends a line of
+// the Client's own (e.g. a failed shutdown).
+type tail struct{ *lines.Tail }
 
-// tail keeps the last lines written to it.
-type tail struct {
-	mu      sync.Mutex
-	max     int
-	kept    []string
-	partial []byte
-}
+func newTail(max int) *tail { return &tail{lines.NewTail(max)} }
 
-func newTail(max int) *tail { return &tail{max: max} }
-
-func (t *tail) write(b []byte) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for len(b) > 0 {
-		i := indexByte(b, '\n')
-		if i < 0 {
-			t.partial = appendBounded(t.partial, b)
-			return
-		}
-		t.partial = appendBounded(t.partial, b[:i])
-		t.addLocked(string(t.partial))
-		t.partial = t.partial[:0]
-		b = b[i+1:]
-	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func appendBounded(dst, src []byte) []byte {
-	if room := maxTailLine - len(dst); len(src) > room {
-		src = src[:max(room, 0)]
-	}
-	return append(dst, src...)
-}
-
-// add appends a line of the Client's own (e.g. a failed shutdown).
-func (t *tail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.addLocked(line)
-}
-
-func (t *tail) addLocked(line string) {
-	if len(t.kept) == t.max {
-		copy(t.kept, t.kept[1:])
-		t.kept = t.kept[:len(t.kept)-1]
-	}
-	t.kept = append(t.kept, line)
-}
-
-// flush keeps an unterminated last line.
-func (t *tail) flush() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.partial) > 0 {
-		t.addLocked(string(t.partial))
-		t.partial = nil
-	}
-}
-
-// lines returns a copy of the kept lines.
-func (t *tail) lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.kept...)
-}
+func (t *tail) add(line string) { t.Add(line) }
 
 // ProcessState returns the exit state of the runtime child once it has been
 // reaped, and nil before that or when the Client was not made by Launch.

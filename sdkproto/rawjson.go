@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // This file holds the machinery that keeps decoded values lossless: every
@@ -24,7 +25,7 @@ type member struct {
 // (duplicates included). ok is false when data is not an object.
 func parseObject(data []byte) (members []member, ok bool, err error) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
+	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -236,7 +237,7 @@ func optString(key string, p *string) field {
 }
 
 func reqInt(key string, p *int64) field {
-	return field{key, func(r json.RawMessage) { *p, _ = asInt(r) },
+	return field{key, func(r json.RawMessage) { *p, _ = wire.NumberInt64(r) },
 		func() (json.RawMessage, bool) { return marshal(*p), true }}
 }
 
@@ -289,7 +290,7 @@ func compact(r json.RawMessage) json.RawMessage {
 
 func asString(r json.RawMessage) (string, bool) {
 	var s string
-	if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
+	if kindOf(r) != kindString || json.Unmarshal(r, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -305,57 +306,18 @@ func asBool(r json.RawMessage) (bool, bool) {
 	return false, false
 }
 
-// asInt accepts any JSON number with an integral value that fits int64
-// (1.0 and 2e3 included).
-func asInt(r json.RawMessage) (int64, bool) {
-	if kindOf(r) != kindNumber {
-		return 0, false
-	}
-	var n int64
-	if json.Unmarshal(r, &n) == nil {
-		return n, true // integer text, exact up to the bounds of int64
-	}
-	// An integral value with a fraction or an exponent (1.0, 2e3). The
-	// bounds are checked before converting: float64(int64(f)) is not a
-	// range check, as a conversion out of range is implementation-defined.
-	var f float64
-	if json.Unmarshal(r, &f) != nil || f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-type jsonKind int
-
+// The JSON kinds of raw values are wire's (wire.KindOf); members taken
+// from a document may keep surrounding whitespace, which kindOf skips.
 const (
-	kindAbsent jsonKind = iota
-	kindNull
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
+	kindAbsent = wire.Absent
+	kindNull   = wire.Null
+	kindNumber = wire.Number
+	kindString = wire.String
+	kindArray  = wire.Array
+	kindObject = wire.Object
 )
 
-func kindOf(r json.RawMessage) jsonKind {
-	r = bytes.TrimSpace(r)
-	if len(r) == 0 {
-		return kindAbsent
-	}
-	switch r[0] {
-	case 'n':
-		return kindNull
-	case 't', 'f':
-		return kindBool
-	case '"':
-		return kindString
-	case '[':
-		return kindArray
-	case '{':
-		return kindObject
-	}
-	return kindNumber
-}
+func kindOf(r json.RawMessage) wire.Kind { return wire.KindOf(bytes.TrimSpace(r)) }
 
 // splitArray returns the elements of a JSON array; ok is false when r is
 // not an array.

@@ -4,10 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // The messages of initialize's own checks (newer revisions; HEAD has only
@@ -40,24 +44,8 @@ func (p InitializeParams) Validate() error {
 	return nil
 }
 
-// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, 2^53-1.
-const maxSafeInteger = 1<<53 - 1
-
-// safeInteger parses a raw JSON number as JSON.parse does (to the nearest
-// float64) and reports whether the result is a safe integer.
-func safeInteger(raw json.RawMessage) (int64, bool) {
-	if kindOf(raw) != kindNumber {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false
-	}
-	if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-		return 0, false
-	}
-	return int64(f), true
-}
+// safeInteger is the JavaScript safe-integer rule of numeric params.
+func safeInteger(raw json.RawMessage) (int64, bool) { return wire.SafeInteger(raw) }
 
 // Interpolate renders a raw JSON value as JavaScript's String() (and so a
 // template literal or Array.prototype.join) would after JSON.parse:
@@ -279,4 +267,128 @@ func (p SessionPromptParams) Validate(policy ImagePolicy) ([]Upload, error) {
 		}
 	}
 	return ValidatePromptBlocks(p.ContentBlocks, policy)
+}
+
+// The rules below are what the params of the runtime's notifications must
+// hold (docs/wire.md §4), for params decoded from the wire: each Check
+// returns every rule the params break (joined, see errors.Join), or nil.
+
+// Check reports a session.status whose sessionId is not a string or whose
+// status is neither "running" nor "idle" (the first of the two only).
+func (p SessionStatusParams) Check() error {
+	switch {
+	case kindOf(p.Member("sessionId")) != kindString:
+		return fmt.Errorf("session.status: sessionId must be a string, got %s", kindOf(p.Member("sessionId")).Phrase())
+	case p.Status != StatusRunning && p.Status != StatusIdle:
+		return fmt.Errorf("session.status: status must be \"running\" or \"idle\", got %s", orAbsent(p.Member("status")))
+	}
+	return nil
+}
+
+// Check reports each of parentSessionId and childSessionId of a
+// subagent.started that is not a non-empty string.
+func (p SubagentStartedParams) Check() error {
+	var errs []error
+	for _, k := range []string{"parentSessionId", "childSessionId"} {
+		if m := p.Member(k); kindOf(m) != kindString || string(m) == `""` {
+			errs = append(errs, fmt.Errorf("subagent.started: %s must be a non-empty string, got %s", k, orAbsent(m)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Check reports each string member of a subagent.finished that is not a
+// string, a status other than "ok" or "error", and a lastAssistantMessage
+// (when present) that is not an array of content blocks.
+func (p SubagentFinishedParams) Check() error {
+	var errs []error
+	for _, k := range []string{"provider", "agentId", "parentSessionId", "childSessionId", "stopReason"} {
+		if m := p.Member(k); kindOf(m) != kindString {
+			errs = append(errs, fmt.Errorf("subagent.finished: %s must be a string, got %s", k, orAbsent(m)))
+		}
+	}
+	if p.Status != RunOK && p.Status != RunError {
+		errs = append(errs, fmt.Errorf("subagent.finished: status must be \"ok\" or \"error\", got %s", orAbsent(p.Member("status"))))
+	}
+	if m := p.Member("lastAssistantMessage"); m != nil && !contentBlocks(m) {
+		errs = append(errs, fmt.Errorf("subagent.finished: lastAssistantMessage must be an array of content blocks, got %s", lines.Excerpt(m)))
+	}
+	return errors.Join(errs...)
+}
+
+// contentBlocks reports an array of objects with a string type.
+func contentBlocks(m json.RawMessage) bool {
+	var blocks []map[string]json.RawMessage
+	if json.Unmarshal(m, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if kindOf(b["type"]) != kindString {
+			return false
+		}
+	}
+	return true
+}
+
+// orAbsent quotes a member's raw value for a message.
+func orAbsent(m json.RawMessage) string {
+	if m == nil {
+		return wire.Absent.Phrase()
+	}
+	return lines.Excerpt(m)
+}
+
+// eventDecoders are the typed accessors of the known event types whose
+// data this package decodes: data that fails them breaks the contract.
+var eventDecoders = map[EventType]func(Event) error{
+	EventAgentInboxSpliced: func(e Event) error { _, err := e.InboxSpliced(); return err },
+	EventUserMessage:       func(e Event) error { _, err := e.UserMessage(); return err },
+	EventAssistantChunk:    func(e Event) error { _, err := e.AssistantChunk(); return err },
+	EventAssistantMessage:  func(e Event) error { _, err := e.AssistantMessage(); return err },
+	EventToolCall:          func(e Event) error { _, err := e.ToolCall(); return err },
+	EventToolResult:        func(e Event) error { _, err := e.ToolResult(); return err },
+	EventTurnStart:         func(e Event) error { _, err := e.TurnStart(); return err },
+	EventTurnEnd: func(e Event) error {
+		if _, err := e.TurnEnd(); err != nil {
+			return err
+		}
+		_, err := e.TurnEndReasonKind()
+		return err
+	},
+	EventStepStart:          func(e Event) error { _, err := e.StepStart(); return err },
+	EventStepEnd:            func(e Event) error { _, err := e.StepEnd(); return err },
+	EventRequestHeader:      func(e Event) error { _, err := e.RequestHeader(); return err },
+	EventRequestContext:     func(e Event) error { _, err := e.RequestContext(); return err },
+	EventTodoWrite:          func(e Event) error { _, err := e.TodoWrite(); return err },
+	EventSessionTitle:       func(e Event) error { _, err := e.SessionTitle(); return err },
+	EventSubagentDescriptor: func(e Event) error { _, err := e.SubagentDescriptor(); return err },
+	EventLLMRetry:           func(e Event) error { _, err := e.LLMRetry(); return err },
+	EventLLMRetryStarted:    func(e Event) error { _, err := e.LLMRetryStarted(); return err },
+}
+
+// Check reports what an event decoded from a session.event breaks, after
+// its envelope passed SessionEventParams.CheckEnvelope: seq and time must
+// be integers (read exactly, within int64), data an object that the typed
+// accessor of a known type decodes, and assistant content must hold
+// (CheckAssistantContent). Seq order across events is the checker's.
+func (e Event) Check() error {
+	label := fmt.Sprintf("session.event %s", e.Type)
+	var errs []error
+	if _, ok := wire.NumberInt64(e.Member("seq")); !ok {
+		errs = append(errs, fmt.Errorf("%s: seq must be an integer, got %s", label, orAbsent(e.Member("seq"))))
+	}
+	if _, ok := wire.NumberInt64(e.Member("time")); !ok {
+		errs = append(errs, fmt.Errorf("%s: time must be an integer (epoch ms), got %s", label, orAbsent(e.Member("time"))))
+	}
+	if d := e.Member("data"); kindOf(d) != kindObject {
+		errs = append(errs, fmt.Errorf("%s: data must be an object, got %s", label, orAbsent(d)))
+	} else if dec := eventDecoders[e.Type]; dec != nil {
+		if err := dec(e); err != nil {
+			errs = append(errs, fmt.Errorf("%s: data does not decode: %v", label, err))
+		}
+	}
+	if err := e.CheckAssistantContent(); err != nil {
+		errs = append(errs, errors.New(lines.Excerpt([]byte(err.Error()))))
+	}
+	return errors.Join(errs...)
 }

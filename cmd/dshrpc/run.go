@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -81,7 +81,7 @@ type runOptions struct {
 	prompt                  string
 	blocks                  []sdkproto.ContentBlock
 	runtimeArgv             []string
-	stderrTail              stderrTail
+	stderrTail              *lines.Tail // the runtime child's, set by start
 }
 
 func runCmd(e *env, args []string) int {
@@ -324,7 +324,7 @@ func (o *runOptions) fail(e *env, ctx context.Context, step string, err error, c
 			what = "exited"
 		}
 		msg := "dshrpc run: the runtime " + what + " during " + step + ": " + closed.Cause.Error() + status
-		if tail := o.stderrTail.lines(); len(tail) > 0 {
+		if tail := o.stderrTail.Lines(); len(tail) > 0 {
 			msg += "\nstderr tail:\n" + indentLines(strings.Join(tail, "\n"))
 		}
 		fmt.Fprintln(e.stderr, msg)
@@ -344,55 +344,9 @@ func exitStatus(st *os.ProcessState) string {
 	return "exit code: " + strconv.Itoa(st.ExitCode())
 }
 
-// stderrTail keeps the last lines a runtime wrote to stderr.
-type stderrTail struct {
-	mu      sync.Mutex
-	kept    []string
-	partial []byte
-}
-
 // tailLines is how many stderr lines a failure shows: enough for a stack
 // trace's top, few enough to keep the error readable.
 const tailLines = 20
-
-func (t *stderrTail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.partial = append(t.partial, b...)
-	for {
-		i := bytes.IndexByte(t.partial, '\n')
-		if i < 0 {
-			break
-		}
-		t.keep(string(t.partial[:i]))
-		t.partial = t.partial[i+1:]
-	}
-	if len(t.partial) > 4<<10 { // a line without end must not grow forever
-		t.keep(string(t.partial))
-		t.partial = nil
-	}
-	return len(b), nil
-}
-
-func (t *stderrTail) keep(line string) {
-	t.kept = append(t.kept, strings.TrimRight(line, "\r"))
-	if len(t.kept) > tailLines {
-		t.kept = t.kept[len(t.kept)-tailLines:]
-	}
-}
-
-func (t *stderrTail) lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := append([]string(nil), t.kept...)
-	if len(t.partial) > 0 {
-		out = append(out, string(t.partial))
-	}
-	if len(out) > tailLines {
-		out = out[len(out)-tailLines:]
-	}
-	return out
-}
 
 func indentLines(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
@@ -402,14 +356,15 @@ func indentLines(s string) string {
 // demo in-process (wait then returns once the demo stopped).
 func (o *runOptions) start(e *env) (client *sdkproto.Client, wait func() error, err error) {
 	opts := ladder(o.timeout)
+	o.stderrTail = lines.NewTail(tailLines)
 	if o.runtimeArgv == nil {
 		r, w, wait := serveInProcess(o.demoDelay)
 		return sdkproto.NewClient(r, w, opts), wait, nil
 	}
 	cmd := exec.Command(o.runtimeArgv[0], o.runtimeArgv[1:]...)
-	cmd.Stderr = &o.stderrTail
+	cmd.Stderr = o.stderrTail
 	if o.stderr {
-		cmd.Stderr = io.MultiWriter(&o.stderrTail, e.stderr)
+		cmd.Stderr = io.MultiWriter(o.stderrTail, e.stderr)
 	}
 	client, err = sdkproto.Launch(cmd, opts)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -93,11 +95,11 @@ type tapRecord struct {
 
 // frame logs line; size is the length of the whole line, of which line
 // holds the first bytes when it was cut.
-func (l *tapLog) frame(dir string, line []byte, size int64, unterminated bool) {
+func (l *tapLog) frame(dir transcript.Dir, line []byte, size int64, unterminated bool) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep frames readable: <, > and & as they are
-	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: dir, Frame: string(line), Unterminated: unterminated}
+	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: string(dir), Frame: string(line), Unterminated: unterminated}
 	if size > int64(len(line)) {
 		rec.Truncated, rec.Size = true, size
 	}
@@ -110,45 +112,22 @@ func (l *tapLog) frame(dir string, line []byte, size int64, unterminated bool) {
 // lineSplitter logs every complete line written to it, keeping at most
 // max bytes of a line that arrives in pieces.
 type lineSplitter struct {
-	log     *tapLog
-	dir     string
-	max     int
-	partial []byte // the first bytes of the line so far (at most max)
-	size    int64  // the length of the line so far
+	log   *tapLog
+	dir   transcript.Dir
+	split lines.Splitter
 }
 
-func (s *lineSplitter) add(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.keep(b)
-			return
-		}
-		if s.size == 0 { // the whole line is in b
-			line := b[:i]
-			s.log.frame(s.dir, line[:min(len(line), s.max)], int64(len(line)), false)
-		} else {
-			s.keep(b[:i])
-			s.log.frame(s.dir, s.partial, s.size, false)
-			s.partial, s.size = s.partial[:0], 0
-		}
-		b = b[i+1:]
-	}
+func newLineSplitter(log *tapLog, dir transcript.Dir, max int) *lineSplitter {
+	return &lineSplitter{log: log, dir: dir, split: lines.Splitter{Max: max}}
 }
 
-// keep adds a piece of the current line.
-func (s *lineSplitter) keep(b []byte) {
-	s.size += int64(len(b))
-	if room := s.max - len(s.partial); room > 0 {
-		s.partial = append(s.partial, b[:min(room, len(b))]...)
-	}
-}
+func (s *lineSplitter) add(b []byte) { s.split.Split(b, s.logLine) }
 
+func (s *lineSplitter) logLine(line []byte, size int64) { s.log.frame(s.dir, line, size, false) }
+
+// end logs an unterminated last line.
 func (s *lineSplitter) end() {
-	if s.size > 0 {
-		s.log.frame(s.dir, s.partial, s.size, true)
-		s.partial, s.size = nil, 0
-	}
+	s.split.End(func(line []byte, size int64) { s.log.frame(s.dir, line, size, true) })
 }
 
 // pump copies r to w as the bytes arrive, logging each line. A failed
@@ -225,7 +204,7 @@ func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
 	// left to deliver. Its end closes the child's stdin, which is how a
 	// client's EOF reaches the runtime.
 	go func() {
-		pump(e.stdin, childIn, &lineSplitter{log: log, dir: c2s, max: maxLog}, nil)
+		pump(e.stdin, childIn, newLineSplitter(log, transcript.ClientToRuntime, maxLog), nil)
 		childIn.Close()
 	}()
 	// s2c: the child's stdout to ours, to the end (grandchildren may keep
@@ -236,7 +215,7 @@ func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
 	clientGone := make(chan error, 1)
 	go func() {
 		defer close(s2cDone)
-		pump(outR, e.stdout, &lineSplitter{log: log, dir: s2c, max: maxLog}, func(err error) { clientGone <- err })
+		pump(outR, e.stdout, newLineSplitter(log, transcript.RuntimeToClient, maxLog), func(err error) { clientGone <- err })
 		outR.Close()
 	}()
 

@@ -91,7 +91,7 @@ func TestTapClientStopsReading(t *testing.T) {
 	wantContains(t, "stderr", stderr.String(), "the client stopped reading", "sending terminated")
 	n := 0
 	for _, r := range readTapLog(t, logPath) {
-		if r.Dir == s2c {
+		if r.Dir == "s2c" {
 			n++
 		}
 	}

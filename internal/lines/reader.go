@@ -1,5 +1,7 @@
-// Package lines cuts a byte stream into LF-terminated lines without copying
-// them, skipping lines longer than a limit without holding them in memory.
+// Package lines cuts a byte stream into LF-terminated lines: a Reader reads
+// them without copying, skipping lines longer than a limit without holding
+// them in memory; a Splitter cuts a stream written in pieces, keeping a
+// bounded prefix of each line; a Tail keeps the last lines of a stream.
 package lines
 
 import (

@@ -27,14 +27,15 @@ const (
 	Object
 )
 
-var kindNames = [...]string{
-	Absent: "absent",
-	Null:   "null",
-	Bool:   "boolean",
-	Number: "number",
-	String: "string",
-	Array:  "array",
-	Object: "object",
+// kindNames are the name and the prose phrase of each kind.
+var kindNames = [...]struct{ name, phrase string }{
+	Absent: {"absent", "nothing (member absent)"},
+	Null:   {"null", "null"},
+	Bool:   {"boolean", "a boolean"},
+	Number: {"number", "a number"},
+	String: {"string", "a string"},
+	Array:  {"array", "an array"},
+	Object: {"object", "an object"},
 }
 
 // String returns the lower-case name of k ("absent", "null", "boolean",
@@ -42,9 +43,18 @@ var kindNames = [...]string{
 // wording used in error messages.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
-		return kindNames[k]
+		return kindNames[k].name
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Phrase names k as a message's prose does, with its article: "a string",
+// "an object", "null", and "nothing (member absent)" for Absent.
+func (k Kind) Phrase() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k].phrase
+	}
+	return k.String()
 }
 
 // kindOf classifies a value by its first byte. The caller guarantees that b

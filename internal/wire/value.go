@@ -2,6 +2,9 @@ package wire
 
 import (
 	"bytes"
+	"errors"
+	"math"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -224,4 +227,27 @@ func numberInt64Slow(raw []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(u), true
+}
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, 2^53-1.
+const maxSafeInteger = 1<<53 - 1
+
+// SafeInteger reports the value of a raw JSON number token as JSON.parse
+// reads it (rounded to the nearest float64) when that value is a
+// JavaScript safe integer (Number.isSafeInteger): "5", "5.0", "2e3" and
+// "1e-400" (0) pass; "1.5", "9007199254740992" (2^53) and "1e300" do not. Unlike NumberInt64
+// it follows the rounding, for the checks the runtime makes in JavaScript.
+// Tokens that are not JSON numbers report false.
+func SafeInteger(raw []byte) (int64, bool) {
+	if KindOf(raw) != Number {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+		return 0, false
+	}
+	return int64(f), true
 }

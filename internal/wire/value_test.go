@@ -220,3 +220,25 @@ func randomNumber(r *rand.Rand) []byte {
 	}
 	return b
 }
+
+func TestSafeInteger(t *testing.T) {
+	pass := map[string]int64{"5": 5, "5.0": 5, "2e3": 2000, "-0": 0, "1e-400": 0, "9007199254740991": 1<<53 - 1}
+	for in, want := range pass {
+		if n, ok := SafeInteger([]byte(in)); !ok || n != want {
+			t.Errorf("SafeInteger(%s) = %d, %v; want %d", in, n, ok, want)
+		}
+	}
+	for _, in := range []string{"1.5", "9007199254740992", "1e300", "1e400", `"5"`, "null", "", "true"} {
+		if n, ok := SafeInteger([]byte(in)); ok {
+			t.Errorf("SafeInteger(%s) = %d, true; want false", in, n)
+		}
+	}
+}
+
+func TestKindPhrase(t *testing.T) {
+	for k, want := range map[Kind]string{Absent: "nothing (member absent)", String: "a string", Object: "an object", Number: "a number", Null: "null"} {
+		if got := k.Phrase(); got != want {
+			t.Errorf("%v.Phrase() = %q, want %q", k, got, want)
+		}
+	}
+}

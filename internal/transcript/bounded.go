@@ -1,8 +1,8 @@
-package main
+package transcript
 
 // fifoMap is a map that holds at most max keys: adding one more forgets
 // the key added longest ago (re-setting a key does not refresh it). It is
-// how check keeps its tables bounded whatever the transcript.
+// how a Checker keeps its tables bounded whatever the transcript.
 type fifoMap[K comparable, V any] struct {
 	max   int
 	m     map[K]fifoEntry[V]
