@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/linetest"
 )
 
 // TestTap drives `dshrpc tap -- dshrpc serve-demo` with a scripted client
@@ -21,64 +20,20 @@ import (
 // `dshrpc check` accepts.
 func TestTap(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "tap", "--log", logPath, "--", bin, "serve-demo")
-	cmd.Env = testEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdoutPipe, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdoutPipe)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var received []string
-	// await reads frames until one contains want.
-	await := func(want string) {
-		t.Helper()
-		timeout := time.After(10 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("tap's stdout ended before %q; stderr:\n%s", want, stderr.String())
-				}
-				received = append(received, l)
-				if strings.Contains(l, want) {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no frame with %q", want)
-			}
-		}
-	}
+	p := startBin(t, "tap", "--log", logPath, "--", bin, "serve-demo")
 	sent := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"deepseek-v4-flash"}}`,
 		`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/tool <b>&</b>"}]}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`,
 	}
-	stdin.Write([]byte(sent[0] + "\n"))
-	await(`"id":1,"result"`)
-	stdin.Write([]byte(sent[1] + "\n"))
-	await(`"status":"idle"`)
-	stdin.Write([]byte(sent[2] + "\n"))
-	await(`"id":3,"result":{}`)
-	stdin.Close()
-	for l := range lines {
-		received = append(received, l)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("tap: %v; stderr:\n%s", err, stderr.String())
-	}
+	p.peer.Send(sent[0])
+	p.await(t, `"id":1,"result"`)
+	p.peer.Send(sent[1])
+	p.await(t, `"status":"idle"`)
+	p.peer.Send(sent[2])
+	p.await(t, `"id":3,"result":{}`)
+	p.finish(t, exitOK)
+	received := p.peer.Taken()
 
 	// The log: every line a record with a time, a direction and the exact frame.
 	data, err := os.ReadFile(logPath)
@@ -172,13 +127,13 @@ func TestServeDemo(t *testing.T) {
 	r.wantCode(t, exitUsage)
 }
 
-// proc is the binary running with its stdio held by the test.
+// proc is the binary running with its stdio held by the test: a scripted
+// peer on its stdin and stdout, bounded by testTimeout (the child is
+// killed then, which ends its stdout and so every wait on it).
 type proc struct {
 	cmd    *exec.Cmd
-	cancel context.CancelFunc
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr *bytes.Buffer
+	peer   *linetest.Peer
+	stderr *linetest.LockedBuffer
 }
 
 func startBin(t *testing.T, args ...string) *proc {
@@ -188,7 +143,7 @@ func startBin(t *testing.T, args ...string) *proc {
 	cmd.Env = testEnv()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	p := &proc{cmd: cmd, cancel: cancel, stdin: stdin, lines: make(chan string, 100), stderr: &bytes.Buffer{}}
+	p := &proc{cmd: cmd, stderr: &linetest.LockedBuffer{}}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -196,13 +151,7 @@ func startBin(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
+	p.peer = linetest.Attach(t, stdin, stdout)
 	return p
 }
 
@@ -210,24 +159,35 @@ func startBin(t *testing.T, args ...string) *proc {
 // stays open until finish: the reply is awaited, never raced with EOF.
 func (p *proc) exchange(t *testing.T, frame string) string {
 	t.Helper()
-	p.stdin.Write([]byte(frame + "\n"))
-	select {
-	case l, ok := <-p.lines:
-		if !ok {
-			t.Fatalf("stdout ended; stderr:\n%s", p.stderr.String())
-		}
-		return l
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no reply to %s", frame)
+	p.peer.Send(frame)
+	return p.next(t)
+}
+
+// next returns the next line the binary wrote.
+func (p *proc) next(t *testing.T) string {
+	t.Helper()
+	l, err := p.peer.TryNext()
+	if err != nil {
+		t.Fatalf("stdout ended (%v); stderr:\n%s", err, p.stderr.String())
 	}
-	return ""
+	return l
+}
+
+// await reads lines until one contains want.
+func (p *proc) await(t *testing.T, want string) {
+	t.Helper()
+	for !strings.Contains(p.next(t), want) {
+	}
 }
 
 // finish closes stdin, waits for the exit and returns stderr.
 func (p *proc) finish(t *testing.T, code int) string {
 	t.Helper()
-	p.stdin.Close()
-	for range p.lines {
+	p.peer.CloseInput(nil)
+	for {
+		if _, err := p.peer.TryNext(); err != nil {
+			break // the binary closed its output
+		}
 	}
 	err := p.cmd.Wait()
 	got := 0

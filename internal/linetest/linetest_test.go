@@ -160,3 +160,27 @@ func TestCheckNoLeak(t *testing.T) {
 	go func() { <-stop; close(done) }()
 	t.Cleanup(func() { close(stop); <-done })
 }
+
+func TestAttach(t *testing.T) {
+	childIn, in := io.Pipe()
+	out, childOut := io.Pipe()
+	p := Attach(t, in, out)
+	go func() {
+		// An echoing child.
+		br := make([]byte, 64)
+		for {
+			n, err := childIn.Read(br)
+			if err != nil {
+				childOut.Close()
+				return
+			}
+			childOut.Write(br[:n])
+		}
+	}()
+	p.Send(`{"a":1}`)
+	p.Expect(`{"a":1}`)
+	p.CloseInput(nil)
+	if _, err := p.TryNext(); err != io.EOF {
+		t.Fatalf("after the child's output ended: %v", err)
+	}
+}

@@ -31,8 +31,8 @@ type Peer struct {
 	ConnOut *io.PipeWriter
 
 	t      testing.TB
-	in     *io.PipeWriter
-	out    *io.PipeReader
+	in     io.WriteCloser // what the peer sends
+	out    io.ReadCloser  // what the thing under test wrote
 	frames *bufio.Reader
 
 	mu    sync.Mutex
@@ -53,6 +53,16 @@ func NewPeer(t testing.TB) *Peer {
 	connIn, in := io.Pipe()
 	out, connOut := io.Pipe()
 	p := &Peer{ConnIn: connIn, ConnOut: connOut, t: t, in: in, out: out, frames: bufio.NewReader(out)}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Attach returns a peer of streams the test already has, such as a child
+// process's stdin (in: what the peer sends) and stdout (out: what the
+// child writes); ConnIn and ConnOut are nil. The streams close when the
+// test ends.
+func Attach(t testing.TB, in io.WriteCloser, out io.ReadCloser) *Peer {
+	p := &Peer{t: t, in: in, out: out, frames: bufio.NewReader(out)}
 	t.Cleanup(p.Close)
 	return p
 }
@@ -194,9 +204,15 @@ func (p *Peer) Answer(r Request, result string) {
 	p.Send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":` + result + `}`)
 }
 
-// CloseInput ends what the thing under test reads (its next Read returns
-// io.EOF, or err when not nil).
-func (p *Peer) CloseInput(err error) { p.in.CloseWithError(err) }
+// CloseInput ends what the thing under test reads: its next Read returns
+// io.EOF, or err when not nil and the stream is a pipe of NewPeer's.
+func (p *Peer) CloseInput(err error) {
+	if pw, ok := p.in.(*io.PipeWriter); ok {
+		pw.CloseWithError(err)
+		return
+	}
+	p.in.Close()
+}
 
 // Taken returns every frame taken so far, in order.
 func (p *Peer) Taken() []string {
