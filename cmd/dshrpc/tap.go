@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/transcript"
+	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -96,17 +95,14 @@ type tapRecord struct {
 // frame logs line; size is the length of the whole line, of which line
 // holds the first bytes when it was cut.
 func (l *tapLog) frame(dir transcript.Dir, line []byte, size int64, unterminated bool) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep frames readable: <, > and & as they are
 	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: string(dir), Frame: string(line), Unterminated: unterminated}
 	if size > int64(len(line)) {
 		rec.Truncated, rec.Size = true, size
 	}
-	enc.Encode(rec)
+	b, _ := wire.Stringify(rec) // keeps frames readable: <, > and & as they are
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(buf.Bytes())
+	l.w.Write(append(b, '\n'))
 }
 
 // lineSplitter logs every complete line written to it, keeping at most

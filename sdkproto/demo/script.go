@@ -1,11 +1,11 @@
 package demo
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -213,11 +213,9 @@ func parseCommand(text string) (cmd, arg string) {
 // marshal encodes v compactly without HTML escaping, as JSON.stringify
 // does, for the event data the script builds (which cannot fail to encode).
 func marshal(v any) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Stringify(v)
+	if err != nil {
 		panic("demo: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return b
 }

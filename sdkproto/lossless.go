@@ -214,13 +214,11 @@ func buildObject(ms []member) []byte {
 // It is used for strings, numbers, booleans and types of this package,
 // which cannot fail to encode.
 func marshal(v any) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Stringify(v)
+	if err != nil {
 		panic("sdkproto: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return b
 }
 
 // Field constructors. "req" members are always written (upstream always
