@@ -1,6 +1,7 @@
 package sdkproto_test
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"runtime"
@@ -14,6 +15,14 @@ import (
 )
 
 // Fake runtimes made of sh, to test process handling without node.
+
+// procCtx bounds a call that a real child process answers, which can
+// hang where a scripted peer cannot: a failure bound, not a pace.
+func procCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 func launchSh(t *testing.T, script string, opts *sdkproto.ClientOptions) *sdkproto.Client {
 	t.Helper()
@@ -30,7 +39,7 @@ func TestLaunchCrash(t *testing.T) {
 	t.Parallel()
 	c := launchSh(t, `read line; echo "booting" >&2; echo "fatal: crashed" >&2; exit 3`, nil)
 	defer c.Close()
-	_, err := c.Initialize(clCtx(t), clInitParams())
+	_, err := c.Initialize(procCtx(t), clInitParams())
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("got %v, want a *TransportClosedError", err)
@@ -107,7 +116,7 @@ func TestLaunchStderrTail(t *testing.T) {
 		&sdkproto.ClientOptions{StderrLines: 2})
 	defer c.Close()
 	time.Sleep(50 * time.Millisecond)
-	_, err := c.Prompt(clCtx(t), "main")
+	_, err := c.Prompt(procCtx(t), "main")
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {
 		t.Fatalf("got %v", err)
