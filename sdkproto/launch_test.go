@@ -1,6 +1,7 @@
 package sdkproto_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -112,11 +114,18 @@ func TestLaunchTeardownLadder(t *testing.T) {
 // is recorded in it.
 func TestLaunchStderrTail(t *testing.T) {
 	t.Parallel()
-	c := launchSh(t, `for i in 1 2 3 4 5; do echo "line $i" >&2; done; read line; exit 1`,
-		&sdkproto.ClientOptions{StderrLines: 2})
+	// The Client copies the child's stderr here after it took the bytes into
+	// its tail: once the last line is here, the tail holds it.
+	stderr := &linetest.Recorder{Stream: true}
+	cmd := exec.Command("sh", "-c", `for i in 1 2 3 4 5; do echo "line $i" >&2; done; read line; exit 1`)
+	cmd.Stderr = stderr
+	c, err := sdkproto.Launch(cmd, &sdkproto.ClientOptions{StderrLines: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
-	time.Sleep(50 * time.Millisecond)
-	_, err := c.Prompt(procCtx(t), "main")
+	stderr.WaitFor(func(d []byte) bool { return bytes.Contains(d, []byte("line 5\n")) })
+	_, err = c.Prompt(procCtx(t), "main")
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {
 		t.Fatalf("got %v", err)
