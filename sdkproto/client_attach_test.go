@@ -84,7 +84,7 @@ func TestAttachConnDrivesServer(t *testing.T) {
 	if !reg.HandlesUnknownNotifications() {
 		t.Error("AttachConn did not install the Client's intake")
 	}
-	ctx := clCtx(t)
+	ctx := t.Context()
 	if _, err := c.Initialize(ctx, clInitParams()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
@@ -45,16 +45,11 @@ func clDemo(t *testing.T) *sdkproto.Client {
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("demo.Serve: %v", err)
-			}
-		case <-time.After(clWait):
-			t.Error("demo.Serve did not return")
+		if err := <-served; err != nil {
+			t.Errorf("demo.Serve: %v", err)
 		}
 	})
-	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+	if _, err := c.Initialize(t.Context(), clInitParams()); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -74,7 +69,7 @@ func TestClientAgainstDemoRuntime(t *testing.T) {
 		{"/subagent ask the child", sdkproto.TurnCompleted},
 		{"/fail", sdkproto.TurnError},
 	} {
-		res, err := c.Run(clCtx(t), "demo-"+tc.prompt, sdkproto.TextBlock(tc.prompt))
+		res, err := c.Run(t.Context(), "demo-"+tc.prompt, sdkproto.TextBlock(tc.prompt))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.prompt, err)
 		}
@@ -88,29 +83,19 @@ func TestClientAgainstDemoRuntime(t *testing.T) {
 // No goroutine outlives a Client: after Close, the goroutine count is back
 // where it was (this test is not parallel, so nothing else runs).
 func TestClientNoGoroutineLeft(t *testing.T) {
-	before := runtime.NumGoroutine()
-	func() {
-		c := clDemoLocal(t)
-		tree := c.SubscribeSessionTree("main")
-		if _, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("/tool echo hi")); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		tree.Close()
-		l := launchSh(t, `exec sleep 30`, &sdkproto.ClientOptions{ShutdownTimeout: 50 * time.Millisecond, EOFGrace: 50 * time.Millisecond})
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	linetest.CheckNoLeak(t)
+	c := clDemoLocal(t)
+	tree := c.SubscribeSessionTree("main")
+	if _, err := c.Run(t.Context(), "main", sdkproto.TextBlock("/tool echo hi")); err != nil {
+		t.Fatal(err)
 	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines left (was %d):\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tree.Close()
+	l := launchSh(t, `exec sleep 30`, &sdkproto.ClientOptions{ShutdownTimeout: 50 * time.Millisecond, EOFGrace: 50 * time.Millisecond})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -124,7 +109,7 @@ func clDemoLocal(t *testing.T) *sdkproto.Client {
 		c2sR.Close()
 	}()
 	c := sdkproto.NewClient(s2cR, c2sW, nil)
-	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+	if _, err := c.Initialize(t.Context(), clInitParams()); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -140,10 +125,10 @@ func TestClientLaunchesDemoProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Initialize(clCtx(t), clInitParams()); err != nil {
+	if _, err := c.Initialize(procCtx(t), clInitParams()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("/subagent count to three"))
+	res, err := c.Run(procCtx(t), "main", sdkproto.TextBlock("/subagent count to three"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package sdkproto_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
 
 	"github.com/linerpc/linerpc/sdkproto"
@@ -20,37 +20,15 @@ import (
 // Faults of the runtime under the Client: a runtime that stops reading its
 // input, one whose own child holds its output, a writer that never returns.
 
-// faultWait bounds every wait of these tests on top of the bound the Client
-// promises: generous, so that a loaded machine does not fail them; they
-// fail when the Client hangs, which is what they are for.
+// faultWait is the slack these tests allow on top of the bounds the Client
+// promises, and bounds their waits for a real child process: generous, so
+// that a loaded machine does not fail them.
 const faultWait = 30 * time.Second
 
 // closeBound is the bound that Close documents for opts.
 func closeBound(o *sdkproto.ClientOptions) time.Duration {
 	return o.ShutdownTimeout + o.EOFGrace + 5*o.KillGrace + 500*time.Millisecond
 }
-
-// lineSink hands the lines written to it to a channel.
-type lineSink struct{ w *io.PipeWriter }
-
-func newLineSink(t *testing.T) (*lineSink, <-chan string) {
-	r, w := io.Pipe()
-	ch := make(chan string, 16)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			select {
-			case ch <- sc.Text():
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() { w.Close() })
-	return &lineSink{w}, ch
-}
-
-func (s *lineSink) Write(b []byte) (int, error) { return s.w.Write(b) }
 
 // A runtime that never reads its stdin, whose own background child holds
 // its stdout and stderr: a 1 MiB prompt cannot be written, its deadline
@@ -63,9 +41,16 @@ func TestCloseRuntimeNotReadingWithGrandchild(t *testing.T) {
 	}
 	t.Parallel()
 	opts := &sdkproto.ClientOptions{ShutdownTimeout: 200 * time.Millisecond, EOFGrace: 200 * time.Millisecond, KillGrace: 500 * time.Millisecond}
-	sink, lines := newLineSink(t)
+	// The first line of the child's stderr comes to lines; the wait for it
+	// keeps a bound, as a real child process may never write it.
+	lines := make(chan string, 1)
 	cmd := exec.Command("sh", "-c", `sleep 1000 & echo "$!" >&2; exec sleep 1000`)
-	cmd.Stderr = sink
+	cmd.Stderr = &linetest.Recorder{Stream: true, OnFrame: func(f []byte) {
+		select {
+		case lines <- strings.TrimSuffix(string(f), "\n"):
+		default:
+		}
+	}}
 	c, err := sdkproto.Launch(cmd, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -151,16 +136,14 @@ func TestCloseOverPipeNobodyReading(t *testing.T) {
 		t.Errorf("Initialize: %v, want its deadline", err)
 	}
 	start := time.Now()
-	closeDone := make(chan error, 1)
-	go func() { closeDone <- c.Close() }()
-	select {
-	case err := <-closeDone:
-		t.Logf("Close returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
-		if err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	case <-time.After(closeBound(opts) + faultWait):
-		t.Fatal("Close did not return")
+	err := c.Close()
+	took := time.Since(start)
+	t.Logf("Close returned after %v: %v", took.Round(time.Millisecond), err)
+	if err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took > closeBound(opts)+faultWait {
+		t.Errorf("Close took %v, far beyond its bound %v", took, closeBound(opts))
 	}
 	select {
 	case <-c.Done():
@@ -189,15 +172,13 @@ func TestCloseWriterStuckForever(t *testing.T) {
 	defer s2cW.Close()
 	c := sdkproto.NewClient(s2cR, w, opts)
 	start := time.Now()
-	closeDone := make(chan error, 1)
-	go func() { closeDone <- c.Close() }()
-	select {
-	case err := <-closeDone:
-		t.Logf("Close returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
-		if err == nil || !strings.Contains(err.Error(), "cannot be interrupted") {
-			t.Errorf("Close: %v, want it to say a write could not be interrupted", err)
-		}
-	case <-time.After(closeBound(opts) + faultWait):
-		t.Fatal("Close did not return")
+	err := c.Close()
+	took := time.Since(start)
+	t.Logf("Close returned after %v: %v", took.Round(time.Millisecond), err)
+	if err == nil || !strings.Contains(err.Error(), "cannot be interrupted") {
+		t.Errorf("Close: %v, want it to say a write could not be interrupted", err)
+	}
+	if took > closeBound(opts)+faultWait {
+		t.Errorf("Close took %v, far beyond its bound %v", took, closeBound(opts))
 	}
 }

@@ -37,21 +37,44 @@ func TestStreamFloodBoundedMemory(t *testing.T) {
 	c, p := newClPeer(t, nil)
 	text := strings.Repeat("x", 1<<10)
 	taken := make(chan int, 1)
+	stop := make(chan struct{}) // closed when the test ends
+	t.Cleanup(func() { close(stop) })
+	// The runtime's part runs on a goroutine of its own, as the test's
+	// goroutine consumes the Stream. A part that fails ends the client's
+	// input with its failure, so the Stream ends with it too.
+	script := make(chan error, 1)
 	go func() {
-		r := p.expect("session/prompt")
-		p.send("%s", clReceipt("main", "m-1", 0))
-		p.result(r, `{"messageId":"m-1"}`)
-		var batch []byte
-		for i := 1; i <= deltas; i++ {
-			batch = append(append(batch, clDelta("main", text, i)...), '\n')
-			if i%floodBatch == 0 {
-				p.out.Write(batch)
-				batch = batch[:0]
-				<-taken
+		err := func() error {
+			r, err := p.tryExpect("session/prompt")
+			if err != nil {
+				return err
 			}
+			p.send("%s", clReceipt("main", "m-1", 0))
+			p.result(r, `{"messageId":"m-1"}`)
+			var batch []string
+			for i := 1; i <= deltas; i++ {
+				batch = append(batch, clDelta("main", text, i))
+				if i%floodBatch == 0 {
+					// One write of the whole batch, as a runtime flushes.
+					if err := p.TrySend(strings.Join(batch, "\n")); err != nil {
+						return fmt.Errorf("writing the deltas up to %d: %w", i, err)
+					}
+					batch = batch[:0]
+					select {
+					case <-taken:
+					case <-stop:
+						return nil
+					}
+				}
+			}
+			p.send("%s", clTurnEnd("main", "completed", deltas+1))
+			p.send("%s", clStatus("main", "idle"))
+			return nil
+		}()
+		if err != nil {
+			p.CloseInput(err)
 		}
-		p.send("%s", clTurnEnd("main", "completed", deltas+1))
-		p.send("%s", clStatus("main", "idle"))
+		script <- err
 	}()
 
 	base := liveHeap()
@@ -71,6 +94,9 @@ func TestStreamFloodBoundedMemory(t *testing.T) {
 				taken <- k
 			}
 		}
+	}
+	if err := <-script; err != nil {
+		t.Fatal(err)
 	}
 	peak = max(peak, liveHeap())
 	growth := int64(peak) - int64(base)
@@ -111,15 +137,19 @@ func TestLineageFloodBounded(t *testing.T) {
 	sub := c.Subscribe(func(n sdkproto.Notification) bool { return n.Method == sdkproto.SessionStatus.Name() })
 	defer sub.Close()
 	go func() {
+		// Writes only: a client that is gone makes them fail, and the test
+		// sees that through its subscription.
 		var batch []byte
 		for i := range children {
 			batch = fmt.Appendf(batch, `{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"main","childSessionId":"child-%07d"}}`+"\n", i)
 			if len(batch) > 64<<10 {
-				p.out.Write(batch)
+				_ = p.TrySend(string(batch[:len(batch)-1]))
 				batch = batch[:0]
 			}
 		}
-		p.out.Write(batch)
+		if len(batch) > 0 {
+			_ = p.TrySend(string(batch[:len(batch)-1]))
+		}
 		p.send("%s", clStatus("main", "idle"))
 	}()
 	if _, err := sub.Next(floodCtx(t)); err != nil {

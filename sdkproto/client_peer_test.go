@@ -1,135 +1,107 @@
 package sdkproto_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
-// A scripted runtime over io.Pipe, driven step by step by a test: it hands
-// the client's requests to the test (answering shutdown by itself, then
-// ending its output as the real runtime exits) and writes whatever frames
-// the test asks for, in that order.
-
-const clWait = 10 * time.Second // failure bound for every wait in these tests
-
-type clRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
+// clPeer is a scripted runtime (a linetest.Peer) driven step by step by a
+// test: it answers shutdown by itself, then ends its output as the real
+// runtime exits, and hands every other frame of the client to the test.
+// The test's goroutine plays the runtime; a call of the client that waits
+// for the runtime runs on a goroutine of its own (clGo).
 type clPeer struct {
-	t    *testing.T
-	reqs chan clRequest
-	out  *io.PipeWriter // frames to the client
+	*linetest.Peer
+	t testing.TB
 
 	// manualShutdown hands shutdown requests to the test instead of
 	// answering them.
 	manualShutdown atomic.Bool
-
-	mu   sync.Mutex
-	sent []string // every line the client wrote
-	done chan struct{}
 }
 
 // newClPeer returns a client connected to a scripted peer; cleanup closes
-// both and checks that the peer's goroutine ended.
+// the client, then the peer's streams, and waits for the peer's reader.
 func newClPeer(t *testing.T, opts *sdkproto.ClientOptions) (*sdkproto.Client, *clPeer) {
 	t.Helper()
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
-	p := &clPeer{t: t, reqs: make(chan clRequest, 64), out: s2cW, done: make(chan struct{})}
-	go p.read(c2sR)
-	c := sdkproto.NewClient(s2cR, c2sW, opts)
+	p := &clPeer{Peer: linetest.NewPeer(t), t: t}
+	p.ReadAhead(func(lp *linetest.Peer, f string) bool {
+		r, err := linetest.ParseRequest(f)
+		if err != nil || r.Method != sdkproto.Shutdown.Name() || p.manualShutdown.Load() {
+			return false
+		}
+		_ = lp.TrySend(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{}}`)
+		lp.CloseInput(nil) // the runtime exits after answering shutdown
+		return true
+	})
+	c := sdkproto.NewClient(p.ConnIn, p.ConnOut, opts)
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
-		}
-		s2cW.Close()
-		select {
-		case <-p.done:
-		case <-time.After(clWait):
-			t.Errorf("scripted peer did not end")
 		}
 	})
 	return c, p
 }
 
-func (p *clPeer) read(r *io.PipeReader) {
-	defer close(p.done)
-	defer close(p.reqs)
-	defer r.Close()
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		p.sent = append(p.sent, string(line[:len(line)-1]))
-		p.mu.Unlock()
-		var req clRequest
-		if json.Unmarshal(line, &req) != nil {
-			continue
-		}
-		if req.Method == sdkproto.Shutdown.Name() && !p.manualShutdown.Load() {
-			p.send(`{"jsonrpc":"2.0","id":%s,"result":{}}`, req.ID)
-			p.out.Close() // the runtime exits after answering shutdown
-			continue
-		}
-		p.reqs <- req
+// clGo runs f, a call of the client, on a goroutine of its own, so that
+// the test's goroutine can play the runtime meanwhile; the returned func
+// waits for f's results. A test that fails first leaves f to end with the
+// test's context or the client's Close.
+func clGo[T any](f func() (T, error)) func() (T, error) {
+	type outcome struct {
+		v   T
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		v, err := f()
+		ch <- outcome{v, err}
+	}()
+	return func() (T, error) {
+		o := <-ch
+		return o.v, o.err
 	}
 }
 
-// next returns the next request of the client. It may be called from a
-// goroutine of the test: on failure it reports the error and ends the
-// calling goroutine (the test then fails on its own wait).
-func (p *clPeer) next() clRequest {
+// expect takes the next frame of the client, which must be a request for
+// method; it fails the test otherwise.
+func (p *clPeer) expect(method string) linetest.Request {
 	p.t.Helper()
-	select {
-	case r, ok := <-p.reqs:
-		if ok {
-			return r
-		}
-		p.t.Error("client closed its output")
-	case <-time.After(clWait):
-		p.t.Error("no request from the client")
-	}
-	runtime.Goexit()
-	return clRequest{}
-}
-
-// expect returns the next request, which must be for method.
-func (p *clPeer) expect(method string) clRequest {
-	p.t.Helper()
-	r := p.next()
+	r := p.NextRequest()
 	if r.Method != method {
-		p.t.Errorf("request %s, want %s", r.Method, method)
-		runtime.Goexit()
+		p.t.Fatalf("request %s, want %s", r.Method, method)
 	}
 	return r
 }
 
+// tryExpect is expect for a goroutine of the test: it returns the failure.
+func (p *clPeer) tryExpect(method string) (linetest.Request, error) {
+	f, err := p.TryNext()
+	if err != nil {
+		return linetest.Request{}, fmt.Errorf("waiting for %s: %w", method, err)
+	}
+	r, err := linetest.ParseRequest(f)
+	if err == nil && r.Method != method {
+		err = fmt.Errorf("request %s, want %s", f, method)
+	}
+	return r, err
+}
+
 // send writes one frame (format and args as fmt.Sprintf), LF added. A
-// client that is gone makes the write fail, which is fine.
+// client that is gone makes the write fail, which is fine: what the test
+// checks is what the client saw.
 func (p *clPeer) send(format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	_, _ = p.out.Write([]byte(line + "\n"))
+	_ = p.TrySend(fmt.Sprintf(format, args...))
 }
 
 // sendRaw writes frames given as JSON values or strings.
 func (p *clPeer) sendRaw(frames ...json.RawMessage) {
 	for _, f := range frames {
-		_, _ = p.out.Write(append(compactLine(f), '\n'))
+		_ = p.TrySend(string(compactLine(f)))
 	}
 }
 
@@ -142,7 +114,7 @@ func compactLine(f json.RawMessage) []byte {
 	return b
 }
 
-func (p *clPeer) result(r clRequest, result string) {
+func (p *clPeer) result(r linetest.Request, result string) {
 	p.send(`{"jsonrpc":"2.0","id":%s,"result":%s}`, r.ID, result)
 }
 
@@ -178,7 +150,7 @@ func clTurnEnd(session, kind string, seq int) string {
 
 // clTurn writes a whole text turn for session, answering the prompt
 // request r after the first notifications, as the real runtime does.
-func (p *clPeer) clTurn(r clRequest, session, msgID, text string) {
+func (p *clPeer) clTurn(r linetest.Request, session, msgID, text string) {
 	p.send("%s", clReceipt(session, msgID, 3))
 	p.send("%s", clStatus(session, "running"))
 	p.send("%s", clEvent(session, "turn/start", 4, `{"turn":1}`))

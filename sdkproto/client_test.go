@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
-
-func clCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), clWait)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func clInitParams() sdkproto.InitializeParams {
 	return sdkproto.InitializeParams{Cwd: "/srv", Provider: "deepseek-official", Model: "deepseek-v4-flash", MaxTokens: sdkproto.Tokens(4096)}
@@ -24,21 +19,18 @@ func clInitParams() sdkproto.InitializeParams {
 func TestClientInitialize(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	done := make(chan error, 1)
-	go func() {
-		res, err := c.Initialize(clCtx(t), clInitParams())
-		if err == nil && res.ServerInfo.Name != sdkproto.ServerName {
-			err = errors.New("server name " + res.ServerInfo.Name)
-		}
-		done <- err
-	}()
+	initialize := clGo(func() (sdkproto.InitializeResult, error) { return c.Initialize(t.Context(), clInitParams()) })
 	r := p.expect("initialize")
 	if got := string(compactLine(r.Params)); got != `{"cwd":"/srv","maxTokens":4096,"model":"deepseek-v4-flash","provider":"deepseek-official"}` {
 		t.Errorf("initialize params %s", got)
 	}
 	p.result(r, `{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}`)
-	if err := <-done; err != nil {
+	res, err := initialize()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.ServerInfo.Name != sdkproto.ServerName {
+		t.Errorf("server name %q", res.ServerInfo.Name)
 	}
 }
 
@@ -47,68 +39,65 @@ func TestClientInitialize(t *testing.T) {
 func TestClientRunPromptResultAfterNotifications(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	type outcome struct {
-		res    *sdkproto.RunResult
-		deltas []string
-		err    error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		o.res, o.err = c.RunFunc(clCtx(t), "main", func(n sdkproto.Notification) error {
+	var deltas []string // written by RunFunc's goroutine until it returns
+	run := clGo(func() (*sdkproto.RunResult, error) {
+		return c.RunFunc(t.Context(), "main", func(n sdkproto.Notification) error {
 			if d, ok := n.TextDelta(); ok {
-				o.deltas = append(o.deltas, d)
+				deltas = append(deltas, d)
 			}
 			return nil
 		}, sdkproto.TextBlock("hi"))
-		done <- o
-	}()
+	})
 	r := p.expect("session/prompt")
 	if got := string(compactLine(r.Params)); got != `{"contentBlocks":[{"text":"hi","type":"text"}],"sessionId":"main"}` {
 		t.Errorf("prompt params %s", got)
 	}
 	p.send("%s", clEvent("main", "permission/preset", 0, `{"preset":"danger-full-access"}`))
 	p.clTurn(r, "main", "m-1", "hello")
-	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
+	res, err := run()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var types []string
-	for _, e := range o.res.Events {
+	for _, e := range res.Events {
 		types = append(types, string(e.Type))
 	}
 	want := "agent/inbox/spliced turn/start assistant/chunk assistant/message turn/end"
 	if got := strings.Join(types, " "); got != want {
 		t.Errorf("events %q, want %q", got, want)
 	}
-	if o.res.FinalResponse != "hello" || o.res.FinishReason != sdkproto.TurnCompleted || o.res.MessageID != "m-1" {
-		t.Errorf("result %+v", o.res)
+	if res.FinalResponse != "hello" || res.FinishReason != sdkproto.TurnCompleted || res.MessageID != "m-1" {
+		t.Errorf("result %+v", res)
 	}
-	if len(o.res.Notifications) != 7 || strings.Join(o.deltas, "") != "hello" {
-		t.Errorf("%d notifications, deltas %q", len(o.res.Notifications), o.deltas)
+	if len(res.Notifications) != 7 || strings.Join(deltas, "") != "hello" {
+		t.Errorf("%d notifications, deltas %q", len(res.Notifications), deltas)
 	}
 }
 
 func TestClientStream(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	go func() {
-		r := p.expect("session/prompt")
-		p.clTurn(r, "main", "m-1", "streamed")
-	}()
-	var text strings.Builder
-	n := 0
-	for note, err := range c.Stream(clCtx(t), "main", sdkproto.TextBlock("hi")) {
-		if err != nil {
-			t.Fatal(err)
+	var n int
+	stream := clGo(func() (string, error) {
+		var text strings.Builder
+		for note, err := range c.Stream(t.Context(), "main", sdkproto.TextBlock("hi")) {
+			if err != nil {
+				return "", err
+			}
+			n++
+			if d, ok := note.TextDelta(); ok {
+				text.WriteString(d)
+			}
 		}
-		n++
-		if d, ok := note.TextDelta(); ok {
-			text.WriteString(d)
-		}
+		return text.String(), nil
+	})
+	p.clTurn(p.expect("session/prompt"), "main", "m-1", "streamed")
+	text, err := stream()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if text.String() != "streamed" || n != 7 {
-		t.Errorf("text %q after %d notifications", text.String(), n)
+	if text != "streamed" || n != 7 {
+		t.Errorf("text %q after %d notifications", text, n)
 	}
 }
 
@@ -116,34 +105,32 @@ func TestClientStream(t *testing.T) {
 func TestClientStreamBreak(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	go func() {
-		r := p.expect("session/prompt")
-		p.send("%s", clReceipt("main", "m-1", 0))
-		p.result(r, `{"messageId":"m-1"}`)
-	}()
-	for _, err := range c.Stream(clCtx(t), "main") {
-		if err != nil {
-			t.Fatal(err)
+	stream := clGo(func() (int, error) {
+		for _, err := range c.Stream(t.Context(), "main") {
+			if err != nil {
+				return 0, err
+			}
+			break
 		}
-		break
+		return 0, nil
+	})
+	r := p.expect("session/prompt")
+	p.send("%s", clReceipt("main", "m-1", 0))
+	p.result(r, `{"messageId":"m-1"}`)
+	if _, err := stream(); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestClientTwoSessions(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	results := make(chan *sdkproto.RunResult, 2)
+	var runs []func() (*sdkproto.RunResult, error)
 	for _, s := range []string{"s1", "s2"} {
-		go func() {
-			res, err := c.Run(clCtx(t), s, sdkproto.TextBlock("q "+s))
-			if err != nil {
-				t.Error(err)
-			}
-			results <- res
-		}()
+		runs = append(runs, clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), s, sdkproto.TextBlock("q "+s)) }))
 	}
 	r1, r2 := p.expect("session/prompt"), p.expect("session/prompt")
-	sid := func(r clRequest) string {
+	sid := func(r linetest.Request) string {
 		if strings.Contains(string(r.Params), `"s1"`) {
 			return "s1"
 		}
@@ -161,9 +148,10 @@ func TestClientTwoSessions(t *testing.T) {
 	p.send("%s", clAssistant(b, "answer "+b, 4))
 	p.send("%s", clStatus("s2", "idle"))
 	p.send("%s", clStatus("s1", "idle"))
-	for range 2 {
-		res := <-results
-		if res == nil {
+	for _, run := range runs {
+		res, err := run()
+		if err != nil {
+			t.Error(err)
 			continue
 		}
 		if res.FinalResponse != "answer "+res.SessionID || len(res.Notifications) != 4 {
@@ -177,14 +165,7 @@ func TestClientSubagentTree(t *testing.T) {
 	c, p := newClPeer(t, nil)
 	tree := c.SubscribeSessionTree("main")
 	defer tree.Close()
-	done := make(chan *sdkproto.RunResult, 1)
-	go func() {
-		res, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("delegate"))
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	run := clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), "main", sdkproto.TextBlock("delegate")) })
 	r := p.expect("session/prompt")
 	p.send("%s", clReceipt("main", "m-1", 3))
 	p.result(r, `{"messageId":"m-1"}`)
@@ -198,9 +179,9 @@ func TestClientSubagentTree(t *testing.T) {
 	p.send("%s", clStatus("stranger", "idle"))
 	p.send("%s", clAssistant("main", "parent answer", 5))
 	p.send("%s", clStatus("main", "idle"))
-	res := <-done
-	if res == nil {
-		t.FailNow()
+	res, err := run()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if res.FinalResponse != "parent answer" || len(res.Events) != 3 || len(res.Notifications) != 10 {
 		t.Errorf("final %q, %d events, %d notifications", res.FinalResponse, len(res.Events), len(res.Notifications))
@@ -229,7 +210,7 @@ func TestClientSubagentTree(t *testing.T) {
 func TestClientRequestTimeout(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, &sdkproto.ClientOptions{RequestTimeout: 100 * time.Millisecond})
-	_, err := c.Prompt(clCtx(t), "main", sdkproto.TextBlock("x"))
+	_, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("x"))
 	var te *sdkproto.TimeoutError
 	if !errors.As(err, &te) || te.Method != "session/prompt" || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want a *TimeoutError", err)
@@ -239,8 +220,9 @@ func TestClientRequestTimeout(t *testing.T) {
 	}
 	// The late answer is dropped; the client goes on.
 	p.result(p.expect("session/prompt"), `{"messageId":"late"}`)
-	go func() { p.result(p.expect("session/prompt"), `{"messageId":"m-2"}`) }()
-	if id, err := c.Prompt(clCtx(t), "main"); err != nil || id != "m-2" {
+	prompt := clGo(func() (string, error) { return c.Prompt(t.Context(), "main") })
+	p.result(p.expect("session/prompt"), `{"messageId":"m-2"}`)
+	if id, err := prompt(); err != nil || id != "m-2" {
 		t.Errorf("Prompt after timeout: %q, %v", id, err)
 	}
 }
@@ -248,36 +230,39 @@ func TestClientRequestTimeout(t *testing.T) {
 func TestClientContextCancel(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		p.expect("initialize")
-		cancel()
-	}()
-	if _, err := c.Initialize(ctx, clInitParams()); !errors.Is(err, context.Canceled) {
+	ctx, cancel := context.WithCancel(t.Context())
+	initialize := clGo(func() (sdkproto.InitializeResult, error) { return c.Initialize(ctx, clInitParams()) })
+	p.expect("initialize")
+	cancel()
+	if _, err := initialize(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Initialize: %v, want context.Canceled", err)
 	}
-	// Run waiting for its idle stops with the context too.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	go func() {
-		r := p.expect("session/prompt")
-		p.send("%s", clReceipt("main", "m-1", 0))
-		p.result(r, `{"messageId":"m-1"}`)
-		time.Sleep(20 * time.Millisecond) // let Run reach its wait
-		cancel2()
-	}()
-	if _, err := c.Run(ctx2, "main"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: %v, want context.Canceled", err)
+	// Run waiting for its idle stops with the context too: cancelled once
+	// Run has taken the receipt, that is, once it waits for idle.
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	receipt := make(chan struct{})
+	run := clGo(func() (*sdkproto.RunResult, error) {
+		return c.RunFunc(ctx2, "main", func(sdkproto.Notification) error { close(receipt); return nil })
+	})
+	r := p.expect("session/prompt")
+	p.send("%s", clReceipt("main", "m-1", 0))
+	p.result(r, `{"messageId":"m-1"}`)
+	<-receipt
+	cancel2()
+	_, err := run()
+	var we *sdkproto.RunWaitError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &we) || !we.Receipt {
+		t.Fatalf("Run: %v, want context.Canceled while it waits for idle", err)
 	}
 }
 
 func TestClientResponseError(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	go func() {
-		r := p.expect("initialize")
-		p.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"initialize maxTokens must be a positive safe integer"}}`, r.ID)
-	}()
-	_, err := c.Initialize(clCtx(t), clInitParams())
+	initialize := clGo(func() (sdkproto.InitializeResult, error) { return c.Initialize(t.Context(), clInitParams()) })
+	r := p.expect("initialize")
+	p.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"initialize maxTokens must be a positive safe integer"}}`, r.ID)
+	_, err := initialize()
 	var re *sdkproto.ResponseError
 	var rpcErr *rpc.Error
 	if !errors.As(err, &re) || !errors.As(err, &rpcErr) || re.Code != rpc.CodeInternalError ||
@@ -291,12 +276,16 @@ func TestClientResponseError(t *testing.T) {
 func TestClientUnknownMethodError(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
-	answer := func(code int, msg string) {
+	// initialize has the runtime answer code and msg.
+	initialize := func(code int, msg string) error {
+		t.Helper()
+		call := clGo(func() (sdkproto.InitializeResult, error) { return c.Initialize(t.Context(), clInitParams()) })
 		r := p.expect("initialize")
 		p.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, r.ID, code, msg)
+		_, err := call()
+		return err
 	}
-	go answer(-32603, "unknown DeepSeek Harness SDK runtime method: initialize")
-	_, err := c.Initialize(clCtx(t), clInitParams())
+	err := initialize(-32603, "unknown DeepSeek Harness SDK runtime method: initialize")
 	var re *sdkproto.ResponseError
 	if !errors.Is(err, sdkproto.ErrUnknownMethod) || !errors.As(err, &re) || re.Method != "initialize" {
 		t.Fatalf("got %v, want a *ResponseError matching ErrUnknownMethod", err)
@@ -309,8 +298,7 @@ func TestClientUnknownMethodError(t *testing.T) {
 		{-32603, "unknown DeepSeek Harness SDK runtime method: shutdown"},
 		{-32601, "unknown DeepSeek Harness SDK runtime method: initialize"},
 	} {
-		go answer(a.code, a.msg)
-		if _, err := c.Initialize(clCtx(t), clInitParams()); err == nil || errors.Is(err, sdkproto.ErrUnknownMethod) {
+		if err := initialize(a.code, a.msg); err == nil || errors.Is(err, sdkproto.ErrUnknownMethod) {
 			t.Errorf("answer %d %q: got %v, want an error not matching ErrUnknownMethod", a.code, a.msg, err)
 		}
 	}
@@ -320,21 +308,10 @@ func TestClientUnknownMethodError(t *testing.T) {
 func TestClientAnswersRuntimeRequests(t *testing.T) {
 	t.Parallel()
 	_, p := newClPeer(t, nil)
-	p.send(`{"jsonrpc":"2.0","id":"r1","method":"client/ask","params":{}}`)
-	deadline := time.Now().Add(clWait)
-	for time.Now().Before(deadline) {
-		p.mu.Lock()
-		sent := append([]string(nil), p.sent...)
-		p.mu.Unlock()
-		if len(sent) > 0 {
-			if want := `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"method not found: client/ask"}}`; sent[0] != want {
-				t.Errorf("reply %s, want %s", sent[0], want)
-			}
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	p.Send(`{"jsonrpc":"2.0","id":"r1","method":"client/ask","params":{}}`)
+	if got, want := p.Next(), `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"method not found: client/ask"}}`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
 	}
-	t.Fatal("no reply")
 }
 
 func TestClientAfterClose(t *testing.T) {
@@ -343,13 +320,13 @@ func TestClientAfterClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Prompt(clCtx(t), "main")
+	_, err := c.Prompt(t.Context(), "main")
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrClientClosed) {
 		t.Fatalf("Prompt after Close: %v", err)
 	}
 	s := c.Subscribe(nil)
-	if _, err := s.Next(clCtx(t)); !errors.Is(err, sdkproto.ErrClientClosed) {
+	if _, err := s.Next(t.Context()); !errors.Is(err, sdkproto.ErrClientClosed) {
 		t.Errorf("Next after Close: %v", err)
 	}
 	if err := c.Close(); err != nil {
@@ -367,14 +344,14 @@ func TestSubscription(t *testing.T) {
 	closed.Close()
 	p.send("%s", clStatus("a", "running"))
 	p.send("%s", clStatus("a", "idle"))
-	n, err := all.Next(clCtx(t))
+	n, err := all.Next(t.Context())
 	if err != nil || n.Method != "session.status" || n.Index != 1 {
 		t.Fatalf("Next: %+v, %v", n, err)
 	}
-	if _, err := panicky.Next(clCtx(t)); err == nil || !strings.Contains(err.Error(), "filter panicked") {
+	if _, err := panicky.Next(t.Context()); err == nil || !strings.Contains(err.Error(), "filter panicked") {
 		t.Errorf("panicking filter: %v", err)
 	}
-	if _, err := closed.Next(clCtx(t)); !errors.Is(err, sdkproto.ErrSubscriptionClosed) {
+	if _, err := closed.Next(t.Context()); !errors.Is(err, sdkproto.ErrSubscriptionClosed) {
 		t.Errorf("closed subscription: %v", err)
 	}
 	// Three more notifications overflow the limit of two unread.
@@ -383,7 +360,7 @@ func TestSubscription(t *testing.T) {
 	}
 	var got []uint64
 	for {
-		n, err := all.Next(clCtx(t))
+		n, err := all.Next(t.Context())
 		if err != nil {
 			if !errors.Is(err, sdkproto.ErrSubscriptionOverflow) {
 				t.Errorf("overflow: %v", err)
@@ -411,17 +388,17 @@ func TestSubscriptionRuntimeGone(t *testing.T) {
 	c, p := newClPeer(t, nil)
 	s := c.SubscribeSessionTree("main")
 	p.send("%s", clStatus("main", "running"))
-	p.out.Close()
+	p.CloseInput(nil)
 	<-c.Done()
-	if n, err := s.Next(clCtx(t)); err != nil || n.Method != "session.status" {
+	if n, err := s.Next(t.Context()); err != nil || n.Method != "session.status" {
 		t.Fatalf("queued notification: %+v, %v", n, err)
 	}
-	_, err := s.Next(clCtx(t))
+	_, err := s.Next(t.Context())
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrRuntimeClosed) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("after the end: %v", err)
 	}
-	if _, err := c.Prompt(clCtx(t), "main"); !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
+	if _, err := c.Prompt(t.Context(), "main"); !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Prompt after the end: %v", err)
 	}
 }

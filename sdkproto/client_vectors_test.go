@@ -76,7 +76,7 @@ func clSync(t *testing.T, p *clPeer, all *sdkproto.Subscription) []sdkproto.Noti
 	p.send(clMarker)
 	var got []sdkproto.Notification
 	for {
-		n, err := all.Next(clCtx(t))
+		n, err := all.Next(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,21 +117,22 @@ func clFlowVector(t *testing.T, v vectortest.Vector) bool {
 	}
 	var run struct{ SessionID, MessageID string }
 	_ = json.Unmarshal(v.Given["run"], &run)
-	go func() {
-		r := p.expect("session/prompt")
-		p.result(r, fmt.Sprintf(`{"messageId":%q}`, run.MessageID))
-		p.sendRaw(v.Frames...)
-	}()
 	var first uint64
-	var collected []int
-	res, err := c.RunFunc(clCtx(t), run.SessionID, func(n sdkproto.Notification) error {
-		if first == 0 {
-			// Index of frame 0: the frames are the only notifications.
-			first = 1
-		}
-		collected = append(collected, int(n.Index-first))
-		return nil
+	var collected []int // written by RunFunc's goroutine until it returns
+	runFunc := clGo(func() (*sdkproto.RunResult, error) {
+		return c.RunFunc(t.Context(), run.SessionID, func(n sdkproto.Notification) error {
+			if first == 0 {
+				// Index of frame 0: the frames are the only notifications.
+				first = 1
+			}
+			collected = append(collected, int(n.Index-first))
+			return nil
+		})
 	})
+	r := p.expect("session/prompt")
+	p.result(r, fmt.Sprintf(`{"messageId":%q}`, run.MessageID))
+	p.sendRaw(v.Frames...)
+	res, err := runFunc()
 	var exp struct {
 		Collected     []int           `json:"collected"`
 		Events        []string        `json:"events"`
@@ -233,14 +234,13 @@ func clRunValidationVector(t *testing.T, v vectortest.Vector) bool {
 
 func clRunCheck(t *testing.T, v vectortest.Vector, key, root string, frame json.RawMessage) {
 	c, p := newClPeer(t, nil)
-	go func() {
-		r := p.expect("session/prompt")
-		p.result(r, `{"messageId":"m-1"}`)
-		p.send("%s", clReceipt(root, "m-1", 0))
-		p.sendRaw(frame)
-		p.send("%s", clStatus(root, "idle"))
-	}()
-	res, err := c.Run(clCtx(t), root)
+	run := clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), root) })
+	r := p.expect("session/prompt")
+	p.result(r, `{"messageId":"m-1"}`)
+	p.send("%s", clReceipt(root, "m-1", 0))
+	p.sendRaw(frame)
+	p.send("%s", clStatus(root, "idle"))
+	res, err := run()
 	want, _ := expectString(v, key)
 	if want == "ok" {
 		if err != nil {
@@ -301,29 +301,35 @@ func clSettleVector(t *testing.T, v vectortest.Vector) bool {
 	}
 	c, p := newClPeer(t, &sdkproto.ClientOptions{RequestTimeout: timeout, ShutdownTimeout: 50 * time.Millisecond})
 	p.manualShutdown.Store(method == "shutdown")
-	go func() {
-		r := p.expect(method)
-		if aborted {
-			time.Sleep(2 * timeout) // the request is abandoned first
+	call := clGo(func() (struct{}, error) {
+		ctx := t.Context()
+		var err error
+		switch method {
+		case "initialize":
+			_, err = c.Initialize(ctx, clInitParams())
+		case "session/prompt":
+			_, err = c.Prompt(ctx, "main")
+		case "shutdown":
+			err = c.Shutdown(ctx)
 		}
-		if string(frame["id"]) == string(pendingID) || aborted {
-			frame["id"] = r.ID
-		}
-		b, _ := json.Marshal(frame)
-		p.sendRaw(b)
-		if v.Expect["then"] != nil {
-			p.sendRaw(b)
-		}
-	}()
+		return struct{}{}, err
+	})
+	r := p.expect(method)
 	var err error
-	ctx := clCtx(t)
-	switch method {
-	case "initialize":
-		_, err = c.Initialize(ctx, clInitParams())
-	case "session/prompt":
-		_, err = c.Prompt(ctx, "main")
-	case "shutdown":
-		err = c.Shutdown(ctx)
+	if aborted {
+		// The request is abandoned (it timed out) before its answer comes.
+		_, err = call()
+	}
+	if string(frame["id"]) == string(pendingID) || aborted {
+		frame["id"] = r.ID
+	}
+	b, _ := json.Marshal(frame)
+	p.sendRaw(b)
+	if v.Expect["then"] != nil {
+		p.sendRaw(b)
+	}
+	if !aborted {
+		_, err = call()
 	}
 	if unmatched {
 		var te *sdkproto.TimeoutError

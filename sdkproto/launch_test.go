@@ -1,6 +1,8 @@
 package sdkproto_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os/exec"
 	"runtime"
@@ -9,11 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
 // Fake runtimes made of sh, to test process handling without node.
+
+// procCtx bounds a call that a real child process answers, which can
+// hang where a scripted peer cannot: a failure bound, not a pace.
+func procCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 func launchSh(t *testing.T, script string, opts *sdkproto.ClientOptions) *sdkproto.Client {
 	t.Helper()
@@ -30,7 +41,7 @@ func TestLaunchCrash(t *testing.T) {
 	t.Parallel()
 	c := launchSh(t, `read line; echo "booting" >&2; echo "fatal: crashed" >&2; exit 3`, nil)
 	defer c.Close()
-	_, err := c.Initialize(clCtx(t), clInitParams())
+	_, err := c.Initialize(procCtx(t), clInitParams())
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("got %v, want a *TransportClosedError", err)
@@ -103,11 +114,18 @@ func TestLaunchTeardownLadder(t *testing.T) {
 // is recorded in it.
 func TestLaunchStderrTail(t *testing.T) {
 	t.Parallel()
-	c := launchSh(t, `for i in 1 2 3 4 5; do echo "line $i" >&2; done; read line; exit 1`,
-		&sdkproto.ClientOptions{StderrLines: 2})
+	// The Client copies the child's stderr here after it took the bytes into
+	// its tail: once the last line is here, the tail holds it.
+	stderr := &linetest.Recorder{Stream: true}
+	cmd := exec.Command("sh", "-c", `for i in 1 2 3 4 5; do echo "line $i" >&2; done; read line; exit 1`)
+	cmd.Stderr = stderr
+	c, err := sdkproto.Launch(cmd, &sdkproto.ClientOptions{StderrLines: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
-	time.Sleep(50 * time.Millisecond)
-	_, err := c.Prompt(clCtx(t), "main")
+	stderr.WaitFor(func(d []byte) bool { return bytes.Contains(d, []byte("line 5\n")) })
+	_, err = c.Prompt(procCtx(t), "main")
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {
 		t.Fatalf("got %v", err)

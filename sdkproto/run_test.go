@@ -17,12 +17,11 @@ func TestRunSaysWhatItAwaits(t *testing.T) {
 	t.Run("receipt", func(t *testing.T) {
 		t.Parallel()
 		c, p := newClPeer(t, nil)
-		go func() {
-			// The answer, then the runtime's output ends: no receipt ever.
-			p.result(p.expect("session/prompt"), `{"messageId":"m-1"}`)
-			p.out.Close()
-		}()
-		_, err := c.Run(clCtx(t), "main", sdkproto.TextBlock("hi"))
+		run := clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), "main", sdkproto.TextBlock("hi")) })
+		// The answer, then the runtime's output ends: no receipt ever.
+		p.result(p.expect("session/prompt"), `{"messageId":"m-1"}`)
+		p.CloseInput(nil)
+		_, err := run()
 		var we *sdkproto.RunWaitError
 		if !errors.As(err, &we) || we.Receipt || we.SessionID != "main" || we.MessageID != "m-1" {
 			t.Fatalf("Run: %v, want a *RunWaitError awaiting the receipt of m-1", err)
@@ -38,15 +37,16 @@ func TestRunSaysWhatItAwaits(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		t.Parallel()
 		c, p := newClPeer(t, nil)
-		go func() {
-			r := p.expect("session/prompt")
-			p.send("%s", clReceipt("main", "m-2", 0))
-			p.result(r, `{"messageId":"m-2"}`)
-		}()
-		ctx, cancel := context.WithCancel(clCtx(t))
+		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		// Cancelled once the receipt was collected: Run then waits for idle.
-		_, err := c.RunFunc(ctx, "main", func(sdkproto.Notification) error { cancel(); return nil }, sdkproto.TextBlock("hi"))
+		run := clGo(func() (*sdkproto.RunResult, error) {
+			return c.RunFunc(ctx, "main", func(sdkproto.Notification) error { cancel(); return nil }, sdkproto.TextBlock("hi"))
+		})
+		r := p.expect("session/prompt")
+		p.send("%s", clReceipt("main", "m-2", 0))
+		p.result(r, `{"messageId":"m-2"}`)
+		_, err := run()
 		var we *sdkproto.RunWaitError
 		if !errors.As(err, &we) || !we.Receipt || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Run: %v, want a *RunWaitError awaiting idle, caused by context.Canceled", err)

@@ -26,6 +26,18 @@ func (g gateWriter) Write(b []byte) (int, error) {
 	return g.w.Write(b)
 }
 
+// firstRead closes reading at the first Read of its reader.
+type firstRead struct {
+	io.Reader
+	once    *sync.Once
+	reading chan struct{}
+}
+
+func (r firstRead) Read(p []byte) (int, error) {
+	r.once.Do(func() { close(r.reading) })
+	return r.Reader.Read(p)
+}
+
 // A client that stops reading stalls one session's write: that call, the
 // other sessions' calls and the session's next call all return at their
 // own deadlines instead of freezing; once the client reads again, the
@@ -37,9 +49,13 @@ func TestEmitterStalledClient(t *testing.T) {
 	gate := gateWriter{open: make(chan struct{}), w: sw}
 	srv := sdkproto.NewServer(&routeRuntime{}, nil)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), cr, gate) }()
+	reading := make(chan struct{})
+	go func() {
+		served <- srv.Serve(context.Background(), firstRead{cr, new(sync.Once), reading}, gate)
+	}()
 	var mu sync.Mutex
 	var got []sdkproto.SessionEventParams
+	arrived := make(chan struct{}, 64) // one token per event received
 	var statuses int
 	reg := rpc.NewRegistry()
 	reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
@@ -54,6 +70,10 @@ func TestEmitterStalledClient(t *testing.T) {
 			t.Error(err)
 		}
 		got = append(got, ev)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 	})
 	peer := rpc.NewConn(sr, cw, &rpc.Options{Handler: reg})
 	peer.Start()
@@ -65,20 +85,14 @@ func TestEmitterStalledClient(t *testing.T) {
 		peer.Wait()
 	}()
 	em := srv.Emitter()
-	// Serve binds the emitter to its connection as it starts; from then on
-	// the probe stalls like the rest, until its deadline.
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		err := em.Status(ctx, "probe", sdkproto.StatusIdle)
-		cancel()
-		if err != sdkproto.ErrNotServing {
-			break
-		}
-		select {
-		case <-served:
-			t.Fatal("Serve returned")
-		case <-time.After(time.Millisecond):
-		}
+	// Serve binds the emitter to its connection before it starts reading;
+	// from then on the probe stalls like the rest, until its deadline.
+	<-reading
+	probe, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	err := em.Status(probe, "probe", sdkproto.StatusIdle)
+	cancel()
+	if errors.Is(err, sdkproto.ErrNotServing) {
+		t.Fatal("the emitter is not bound once Serve reads its input")
 	}
 
 	// Each call returns by its deadline: with its notification queued
@@ -89,16 +103,14 @@ func TestEmitterStalledClient(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		done := make(chan error, 1)
-		go func() { done <- call(ctx) }()
-		select {
-		case err = <-done:
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("%s: %v, want nil or its deadline", name, err)
-			}
-			t.Logf("%s returned after %v: %v", name, time.Since(start).Round(time.Millisecond), err)
-		case <-time.After(faultWait):
-			t.Fatalf("%s did not return after its deadline", name)
+		err = call(ctx)
+		took := time.Since(start)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want nil or its deadline", name, err)
+		}
+		t.Logf("%s returned after %v: %v", name, took.Round(time.Millisecond), err)
+		if took > faultWait {
+			t.Errorf("%s returned %v after its deadline of 100ms", name, took)
 		}
 		return err
 	}
@@ -130,22 +142,14 @@ func TestEmitterStalledClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := events + 2 // and the two after
-	deadline := time.After(faultWait)
-	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n == want {
-			break
-		}
-		select {
-		case <-deadline:
-			t.Fatalf("%d events arrived, want %d", n, want)
-		case <-time.After(time.Millisecond):
-		}
+	for range want {
+		<-arrived
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if len(got) != want {
+		t.Fatalf("%d events arrived, want %d", len(got), want)
+	}
 	next := map[string]int64{}
 	for _, e := range got {
 		if e.Event.Seq != next[e.SessionID] {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
@@ -60,14 +60,10 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 	return p
 }
 
-// srvWait bounds every wait of these tests: a failure bound, not a pace.
-const srvWait = 30 * time.Second
-
 // wait waits until done holds for the notifications received, checking
-// again at each new one.
+// again at each new one; what never comes leaves the test to its -timeout.
 func (p *srvPeer) wait(t *testing.T, done func([]srvNote) bool) []srvNote {
 	t.Helper()
-	deadline := time.After(srvWait)
 	for {
 		p.mu.Lock()
 		notes := append([]srvNote(nil), p.notes...)
@@ -76,11 +72,7 @@ func (p *srvPeer) wait(t *testing.T, done func([]srvNote) bool) []srvNote {
 		if done(notes) {
 			return notes
 		}
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("no wanted notification within %v; received %d", srvWait, len(notes))
-		}
+		<-changed
 	}
 }
 
@@ -223,11 +215,7 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 			shut <- err
 		}()
 	}
-	select {
-	case <-rt.entered: // the Server marks itself shutting down before it calls the Runtime
-	case <-time.After(srvWait):
-		t.Fatalf("the runtime's Shutdown was not called within %v", srvWait)
-	}
+	<-rt.entered // the Server marks itself shutting down before it calls the Runtime
 	if !srv.ShuttingDown() {
 		t.Fatal("the runtime is shutting down, the Server does not say so")
 	}
@@ -397,7 +385,7 @@ func countTurnEnds(notes []srvNote) int {
 // Shutdown in the middle of a slow turn: {} is the last frame, no idle
 // follows, Serve returns, and no goroutine outlives the connection.
 func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
+	linetest.CheckNoLeak(t)
 	ctx := context.Background()
 	srv := sdkproto.NewServer(demo.NewRuntime(&demo.Options{SlowDelay: 20 * time.Millisecond}), nil)
 	p := servePeer(t, srv)
@@ -426,12 +414,4 @@ func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
 	p.in.Close()
 	p.conn.Close()
 	p.conn.Wait()
-	deadline := time.Now().Add(srvWait)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond) // polling for goroutines to exit: there is no event
-	}
 }

@@ -11,12 +11,12 @@ import (
 	_ "image/gif"
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
@@ -177,8 +177,8 @@ func vecServer(t *testing.T, v vectortest.Vector) (*sdkproto.Server, *rpc.Regist
 // ends and every handler answered, and returns the frames written.
 func srvExchange(t *testing.T, reg *rpc.Registry, chunks [][]byte) []json.RawMessage {
 	t.Helper()
-	var out lockedBuffer
-	c := rpc.NewConn(&chunkStream{chunks: slices.Clone(chunks)}, &out, &rpc.Options{Handler: reg})
+	var out linetest.LockedBuffer
+	c := rpc.NewConn(linetest.Chunks(chunks...), &out, &rpc.Options{Handler: reg})
 	c.Start()
 	c.Wait()
 	c.Close()
@@ -286,37 +286,4 @@ func srvMatchOne(t *testing.T, want json.RawMessage, replies []json.RawMessage) 
 	if err := vectortest.Match(want, replies[0]); err != nil {
 		t.Fatalf("reply %s: %v", replies[0], err)
 	}
-}
-
-// chunkStream delivers its chunks one per Read, then io.EOF.
-type chunkStream struct{ chunks [][]byte }
-
-func (r *chunkStream) Read(p []byte) (int, error) {
-	if len(r.chunks) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.chunks[0])
-	if r.chunks[0] = r.chunks[0][n:]; len(r.chunks[0]) == 0 {
-		r.chunks = r.chunks[1:]
-	}
-	return n, nil
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Bytes returns a copy of what was written.
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }

@@ -1,7 +1,6 @@
 package demo_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
@@ -21,7 +21,8 @@ import (
 // so that tests can run it as a real child process.
 const demoEnv = "LINERPC_SDKPROTO_DEMO"
 
-// wait bounds every wait of these tests: a failure bound, not a pace.
+// wait bounds each test's run of the demo process: a real child process
+// may hang where a pipe cannot. A failure bound, not a pace.
 const wait = 30 * time.Second
 
 func TestMain(m *testing.M) {
@@ -36,11 +37,13 @@ func TestMain(m *testing.M) {
 }
 
 // demoProcess is the demo runtime as a child process, spoken to in raw
-// lines so that the exact order of frames is observable.
+// lines through a linetest.Peer so that the exact order of frames is
+// observable. Its output ends (TryNext returns io.EOF) once the process
+// has exited and all it wrote was taken in.
 type demoProcess struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan map[string]json.RawMessage
+	*linetest.Peer
+	waited chan struct{} // closed once the process was waited for
+	err    error         // of the wait
 }
 
 func startDemo(t *testing.T) *demoProcess {
@@ -48,46 +51,60 @@ func startDemo(t *testing.T) *demoProcess {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), demoEnv+"=1")
 	cmd.Stderr = os.Stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
+	d := &demoProcess{waited: make(chan struct{})}
+	// Registered before the peer's, so that it runs after the peer closed
+	// its streams, which ends the copies to and from the process.
+	t.Cleanup(func() {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			<-d.waited
+		}
+	})
+	d.Peer = linetest.NewPeer(t)
+	d.ReadAhead(nil) // takes every frame in as it comes, as a runtime's client does
+	// The child's stdin is an os.Pipe fed from the peer: were it the peer's
+	// io.Pipe, Wait would wait for exec's copy of it, which only the peer's
+	// end of input ends.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = d.ConnOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &demoProcess{cmd: cmd, in: in, lines: make(chan map[string]json.RawMessage, 1024)}
 	go func() {
-		defer close(d.lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Errorf("bad frame %q: %v", sc.Text(), err)
-			}
-			d.lines <- m
-		}
+		_, err := io.Copy(stdin, d.ConnIn)
+		stdin.Close()
+		d.ConnIn.CloseWithError(err) // a Send to a process gone fails
 	}()
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	bound := time.AfterFunc(wait, func() {
+		d.ConnOut.CloseWithError(fmt.Errorf("the demo process still ran after %v", wait))
+		cmd.Process.Kill()
+	})
+	t.Cleanup(func() { bound.Stop() })
+	go func() {
+		d.err = cmd.Wait()
+		d.ConnOut.Close()
+		close(d.waited)
+	}()
 	return d
 }
 
-func (d *demoProcess) send(t *testing.T, frame string) {
-	t.Helper()
-	if _, err := io.WriteString(d.in, frame+"\n"); err != nil {
-		t.Fatal(err)
-	}
+// exit waits for the process to end and returns how it ended.
+func (d *demoProcess) exit() error {
+	<-d.waited
+	return d.err
 }
 
 func (d *demoProcess) next(t *testing.T) map[string]json.RawMessage {
 	t.Helper()
-	select {
-	case m, ok := <-d.lines:
-		if !ok {
-			t.Fatal("the demo's output ended")
-		}
-		return m
-	case <-time.After(wait):
-		t.Fatalf("no frame from the demo within %v", wait)
+	f := d.Next()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(f), &m); err != nil {
+		t.Fatalf("bad frame %q: %v", f, err)
 	}
-	return nil
+	return m
 }
 
 // label names a frame: "result", "error", "status <s> <status>",
@@ -133,11 +150,11 @@ func (d *demoProcess) collect(t *testing.T, stop string) (labels []string, frame
 
 func TestDemoProcessTextTurn(t *testing.T) {
 	d := startDemo(t)
-	d.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"deepseek-v4-flash","maxTokens":4096}}`)
+	d.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"deepseek-v4-flash","maxTokens":4096}}`)
 	if l := label(d.next(t)); l != "result" {
 		t.Fatalf("initialize: %s", l)
 	}
-	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"say hi"}]}}`)
+	d.Send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"say hi"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
 	if !slices.Contains(labels, "result") {
 		// The turn's events may overtake the reply all the way (docs/wire.md
@@ -189,23 +206,23 @@ func TestDemoProcessTextTurn(t *testing.T) {
 		t.Fatalf("turn/end %s", end.Event.Data)
 	}
 
-	d.send(t, `{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
+	d.Send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
 	if l := label(d.next(t)); l != "result" {
 		t.Fatalf("shutdown: %s", l)
 	}
-	if m, ok := <-d.lines; ok {
-		t.Fatalf("frame after the shutdown reply: %s", label(m))
+	if f, err := d.TryNext(); err != io.EOF {
+		t.Fatalf("after the shutdown reply: frame %q, error %v; want the output's end", f, err)
 	}
-	if err := d.cmd.Wait(); err != nil {
+	if err := d.exit(); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
 }
 
 func TestDemoProcessSubagentAndFailure(t *testing.T) {
 	d := startDemo(t)
-	d.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"m"}}`)
+	d.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/tmp","provider":"deepseek-official","model":"m"}}`)
 	d.next(t)
-	d.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/subagent count to three"}]}}`)
+	d.Send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/subagent count to three"}]}}`)
 	labels, frames := d.collect(t, "status main idle")
 	if !slices.Contains(labels, "result") {
 		// The turn's events may overtake the reply all the way (docs/wire.md
@@ -244,7 +261,7 @@ func TestDemoProcessSubagentAndFailure(t *testing.T) {
 		}
 	}
 
-	d.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/fail model exploded"}]}}`)
+	d.Send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"/fail model exploded"}]}}`)
 	labels, frames = d.collect(t, "status main idle")
 	var end sdkproto.SessionEventParams
 	json.Unmarshal(frames[slices.IndexFunc(labels, func(l string) bool { return strings.HasSuffix(l, "turn/end") })]["params"], &end)
@@ -252,8 +269,8 @@ func TestDemoProcessSubagentAndFailure(t *testing.T) {
 	if data.Reason.Kind != sdkproto.TurnError || data.Reason.Error.Message != "model exploded" {
 		t.Fatalf("turn/end %s in\n%s", end.Event.Data, strings.Join(labels, "\n"))
 	}
-	d.in.Close() // EOF ends the Go runtime cleanly
-	if err := d.cmd.Wait(); err != nil {
+	d.CloseInput(nil) // EOF ends the Go runtime cleanly
+	if err := d.exit(); err != nil {
 		t.Fatalf("exit after EOF: %v", err)
 	}
 }
