@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
@@ -148,12 +147,7 @@ func runSettleVector(t *testing.T, v vectortest.Vector) {
 	if len(pending) != 1 {
 		t.Fatalf("settle vectors have one pending call, got %d", len(pending))
 	}
-	var o callOutcome
-	select {
-	case o = <-outcomes[string(pending[0].ID)]:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call did not settle")
-	}
+	o := <-outcomes[string(pending[0].ID)]
 	if resolve, ok := settle["resolve"]; ok {
 		if o.err != nil {
 			t.Fatalf("call failed with %v, want it resolved with %s", o.err, resolve)
@@ -242,12 +236,7 @@ func isAborted(aborted []json.RawMessage, id string) bool {
 
 func expectDrop(t *testing.T, drops <-chan rpc.Drop, reason rpc.DropReason) {
 	t.Helper()
-	select {
-	case d := <-drops:
-		if d.Reason != reason {
-			t.Fatalf("dropped for %v, want %v", d.Reason, reason)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no drop, want %v", reason)
+	if d := <-drops; d.Reason != reason {
+		t.Fatalf("dropped for %v, want %v", d.Reason, reason)
 	}
 }
