@@ -80,8 +80,9 @@ func (p *Peer) Close() {
 
 // ReadAhead starts a goroutine that reads each frame as it is written.
 // A frame for which hook (when not nil) returns true is taken by the hook
-// (it may Send, as a scripted runtime answers its own shutdown); the
-// others wait, unbounded, for Next.
+// (it may TrySend, as a scripted runtime answers its own shutdown); the
+// others wait for Next, up to 65,536 of them: past that the goroutine
+// stops reading, as a peer that falls behind does.
 func (p *Peer) ReadAhead(hook func(p *Peer, frame string) bool) {
 	p.ahead = make(chan frameRead, 1<<16)
 	p.done = make(chan struct{})
