@@ -3,9 +3,8 @@ package rpc_test
 import (
 	"io"
 	"os"
-	"time"
-
 	"testing"
+	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"

@@ -2,7 +2,6 @@ package sdkproto_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -19,13 +18,9 @@ import (
 const demoEnv = "LINERPC_SDKPROTO_DEMO"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(demoEnv) == "1" {
-		if err := demo.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	linetest.ServeAsChild(demoEnv, func(r io.Reader, w io.Writer) error {
+		return demo.Serve(context.Background(), r, w)
+	})
 	os.Exit(m.Run())
 }
 
