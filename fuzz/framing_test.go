@@ -63,19 +63,19 @@ func readLines(t *testing.T, r io.Reader, max int) (evs []lineEvent, tail int) {
 }
 
 // connTrace feeds r to a Conn that has no request handler and records
-// what it does with each line: drops and notifications in order (they
-// happen on the read loop), method-not-found answers as a multiset. It
-// depends on the bytes alone, never on the chunking.
+// what it does with each line: drops in order, notifications in order,
+// method-not-found answers as a multiset. It depends on the bytes alone,
+// never on the chunking.
 func connTrace(t *testing.T, r io.Reader, max int) *connLog {
 	log := &connLog{}
 	reg := rpc.NewRegistry()
 	reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
-		log.event(fmt.Sprintf("notification %q %s", method, params))
+		log.note(fmt.Sprintf("notification %q %s", method, params))
 	})
 	w := &linetest.Recorder{}
 	w.OnFrame = func(b []byte) { log.answer(string(b)) }
 	c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(d rpc.Drop) {
-		log.event(fmt.Sprintf("drop %v %d %q", d.Reason, d.Size, d.Line))
+		log.drop(fmt.Sprintf("drop %v %d %q", d.Reason, d.Size, d.Line))
 	}})
 	c.Start()
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {

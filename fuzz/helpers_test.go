@@ -160,18 +160,28 @@ func checkResponseFrame(frame []byte) (id []byte, isError bool, problem string) 
 }
 
 // connLog records what a Conn did with its input, safely from any
-// goroutine: drops and notifications, which happen on the read loop in
-// input order, and answers, whose order the Conn does not promise (they
-// are compared as a multiset).
+// goroutine: drops, reported by the read loop in input order;
+// notifications, handled by the notification runner in input order; and
+// answers, whose order the Conn does not promise (they are compared as a
+// multiset). Drops and notifications each keep their order, but not
+// their order to each other: the runner handles a notification after the
+// read loop has read on.
 type connLog struct {
 	mu      sync.Mutex
-	ordered []string
+	drops   []string
+	notes   []string
 	answers []string
 }
 
-func (l *connLog) event(s string) {
+func (l *connLog) drop(s string) {
 	l.mu.Lock()
-	l.ordered = append(l.ordered, s)
+	l.drops = append(l.drops, s)
+	l.mu.Unlock()
+}
+
+func (l *connLog) note(s string) {
+	l.mu.Lock()
+	l.notes = append(l.notes, s)
 	l.mu.Unlock()
 }
 
@@ -187,11 +197,12 @@ func (l *connLog) String() string {
 	defer l.mu.Unlock()
 	a := append([]string(nil), l.answers...)
 	sort.Strings(a)
-	return strings.Join(l.ordered, "\n") + "\n--- answers:\n" + strings.Join(a, "\n")
+	return strings.Join(l.drops, "\n") + "\n--- notifications:\n" + strings.Join(l.notes, "\n") +
+		"\n--- answers:\n" + strings.Join(a, "\n")
 }
 
 func (l *connLog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.ordered) + len(l.answers)
+	return len(l.drops) + len(l.notes) + len(l.answers)
 }

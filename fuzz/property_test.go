@@ -79,7 +79,7 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 			stream.WriteString(line)
 			stream.WriteByte('\n')
 			if len(line) > max {
-				want.event("drop")
+				want.drop("drop")
 				continue
 			}
 			switch c := classify([]byte(line)); c.class {
@@ -88,10 +88,10 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 				if string(c.method) == "typed" {
 					var p struct{ Text string }
 					json.Unmarshal(c.params, &p)
-					want.event("typed " + p.Text)
+					want.note("typed " + p.Text)
 					break
 				}
-				want.event(fmt.Sprintf("notification %q %s", c.method, c.params))
+				want.note(fmt.Sprintf("notification %q %s", c.method, c.params))
 			case classRequest:
 				if string(c.method) == "echo" {
 					want.answer(string(c.id.Raw) + " result")
@@ -99,14 +99,14 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 				}
 				want.answer(string(c.id.Raw) + " error")
 			default:
-				want.event("drop")
+				want.drop("drop")
 			}
 		}
 		if rapid.Bool().Draw(rt, "tail") {
 			// An unterminated last line is thrown away, not handled
 			// (docs/wire.md §2.1), and reported as DropUnterminated.
 			stream.WriteString(`{"method":"typed","params":{"text":"tail"}}`) // under every max
-			want.event("drop")
+			want.drop("drop")
 		}
 		data := stream.Bytes()
 		cuts := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(rt, "cuts")
@@ -114,9 +114,9 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 			got := &connLog{}
 			reg := rpc.NewRegistry()
 			rpc.Handle(reg, echo, func(_ context.Context, p textParams) (textParams, error) { return p, nil })
-			rpc.HandleNotification(reg, typed, func(_ context.Context, p textParams) { got.event("typed " + p.Text) })
+			rpc.HandleNotification(reg, typed, func(_ context.Context, p textParams) { got.note("typed " + p.Text) })
 			reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
-				got.event(fmt.Sprintf("notification %q %s", method, params))
+				got.note(fmt.Sprintf("notification %q %s", method, params))
 			})
 			w := &linetest.Recorder{OnFrame: func(b []byte) {
 				var s struct {
@@ -130,7 +130,7 @@ func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 					got.answer(string(s.ID) + " error")
 				}
 			}}
-			c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(rpc.Drop) { got.event("drop") }})
+			c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(rpc.Drop) { got.drop("drop") }})
 			c.Start()
 			c.Wait()
 			if got.String() != want.String() {

@@ -31,9 +31,9 @@ import (
 //     may have read (one that was never written is just withdrawn), and
 //     forgets the call: a late response is dropped.
 //
-// Ids match as responses do (docs/wire.md §2.4): a string never matches a
-// number, and numbers match by value (1, 1.0 and 1e0 alike), as the
-// JavaScript peers compare them.
+// Ids match as responses do, by one rule (docs/wire.md §2.4): a string
+// never matches a number, strings match by content, and numbers by their
+// exact value (1, 1.0 and 1e0 alike; 2^53 and 2^53+1 apart).
 //
 // The policy's notification is handled by the Conn: a handler registered
 // for its method is not called.
@@ -131,151 +131,58 @@ func members(params json.RawMessage) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// ErrPeerCancelled is the cause (context.Cause) of a request handler's
-// context that the peer's cancel notification ended (see CancelPolicy). It
-// is wrapped with the peer's reason when the peer gave one.
-var ErrPeerCancelled = errors.New("rpc: request cancelled by the peer")
-
-// idKey is the key by which a request of the peer's matches the id
-// of a cancel notification: the string's content for a string id, the
-// number's value for a number (as JavaScript reads it).
-type idKey struct {
-	str      string
-	num      float64
-	isString bool
+// cancelling is the preempter of a CancelPolicy: the policy's
+// notification names a request of the peer's, which it retires; a call of
+// this side's abandoned after it was written is named to the peer in the
+// policy's notification.
+type cancelling struct {
+	p       CancelPolicy
+	retired retirement // how a cancelled request is answered
 }
 
-// keyOf returns the key of the raw id; ok is false for anything but a
-// string or a number, which no request has as its id.
-func keyOf(raw []byte) (key idKey, ok bool) {
-	switch wire.KindOf(raw) {
-	case wire.String:
-		if s, ok := wire.StringContent(raw); ok {
-			return idKey{str: string(s), isString: true}, true
-		}
-		return idKey{str: string(wire.AppendUnquote(nil, raw)), isString: true}, true
-	case wire.Number:
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return idKey{}, false
-		}
-		if f == 0 {
-			f = 0 // -0 is 0
-		}
-		return idKey{num: f}, true
+func newCancelling(p CancelPolicy) *cancelling {
+	if p.Method == "" || p.ParseParams == nil || p.Params == nil {
+		panic("rpc: a CancelPolicy needs Method, ParseParams and Params")
 	}
-	return idKey{}, false
+	return &cancelling{p: p, retired: retirement{reply: p.Reply, keepResult: p.Reply != nil}}
 }
 
-// track records the admitted request rc among those a cancel notification
-// may name. Called in update, with a policy.
-func (s *connState) track(rc *requestContext) {
-	if s.requests == nil {
-		s.requests = make(map[idKey]*requestContext)
-	}
-	rc.next = s.requests[rc.key]
-	s.requests[rc.key] = rc
-}
+func (x *cancelling) claims(method []byte) bool { return string(method) == x.p.Method }
 
-// forget removes rc from the requests a cancel notification may name, if
-// it is among them. Called in update.
-func (s *connState) forget(rc *requestContext) {
-	for p := s.requests[rc.key]; p != nil; p = p.next {
-		if p != rc {
-			continue
-		}
-		// Unlink rc: rebuild the chain without it (chains are one request
-		// long unless the peer reuses ids).
-		var head *requestContext
-		for q := s.requests[rc.key]; q != nil; {
-			next := q.next
-			if q != rc {
-				q.next, head = head, q
-			}
-			q = next
-		}
-		if head == nil {
-			delete(s.requests, rc.key)
-		} else {
-			s.requests[rc.key] = head
-		}
-		rc.next = nil
-		return
-	}
-}
-
-// handleCancel acts on the policy's cancel notification with params,
-// read on the read loop.
-func (c *Conn) handleCancel(params json.RawMessage, line []byte, size int64) {
-	p := c.cancellation
-	id, reason, err := p.ParseParams(params)
+func (x *cancelling) preempt(c *Conn, params json.RawMessage) (DropReason, error) {
+	id, reason, err := x.p.ParseParams(params)
 	if err != nil {
-		c.drop(Drop{Reason: DropInvalidParams, Line: line, Size: size, Method: p.Method, Err: err})
-		return
+		return DropInvalidParams, err
 	}
-	key, ok := keyOf(id)
-	if !ok {
-		c.drop(Drop{Reason: DropUnmatchedCancel, Line: line, Size: size, Method: p.Method})
-		return
+	k := wire.KindOf(id)
+	if k != wire.String && k != wire.Number {
+		return DropUnmatchedCancel, nil
 	}
 	cause := ErrPeerCancelled
 	if reason != "" {
 		cause = fmt.Errorf("%w: %s", ErrPeerCancelled, reason)
 	}
-	var found bool
-	var running, settled []*requestContext
-	c.update(func(s *connState) {
-		for rc := s.requests[key]; rc != nil; rc = rc.next {
-			found = true
-			if rc.cancelled != nil {
-				continue
-			}
-			rc.cancelled = cause
-			if rc.waiting {
-				s.waiting.remove(rc)
-				settled = append(settled, rc)
-			} else {
-				running = append(running, rc)
-			}
-		}
-		for _, rc := range settled {
-			s.forget(rc)
-		}
-	})
-	if !found {
-		c.drop(Drop{Reason: DropUnmatchedCancel, Line: line, Size: size, Method: p.Method})
-		return
+	if !c.retire(wire.KeyOfID(wire.Value{Raw: id, Kind: k}), cause, &x.retired) {
+		return DropUnmatchedCancel, nil
 	}
-	for _, rc := range running {
-		rc.end(cause)
-	}
-	for _, rc := range settled {
-		if p.Reply != nil {
-			c.replyError(rc.req.ID, p.Reply, false)
-		}
-		rc.t.discard()
-	}
+	return 0, nil
 }
 
-// sendCancel sends the policy's cancel notification for this side's call
-// id, abandoned with cause. It does not wait for room in the write queue:
-// the frame is small, and follows a request that left the queue.
-func (c *Conn) sendCancel(id uint64, cause error) {
-	p := c.cancellation
+func (x *cancelling) abandoned(c *Conn, id uint64, cause error) {
 	if cause == nil {
 		cause = context.Canceled
 	}
 	raw := strconv.AppendUint(nil, id, 10)
-	f := getFrame()
-	f.notification(p.Method)
+	f := c.newFrame()
+	f.notification(x.p.Method)
 	f.raw(`,"params":`)
-	if err := appendValue(f, p.Params(raw, cause)); err != nil {
+	if err := appendValue(f, x.p.Params(raw, cause)); err != nil {
 		putFrame(f)
-		c.logError("encoding the cancel notification failed", p.Method, err)
+		c.logError("encoding the cancel notification failed", x.p.Method, err)
 		return
 	}
-	f.end()
-	if err := c.out.push(c, f); err != nil {
+	c.seal(f)
+	if _, err := c.send(f, fromPolicy, nil); err != nil {
 		putFrame(f)
 	}
 }

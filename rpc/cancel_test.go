@@ -382,34 +382,32 @@ func TestCancelOutboundOnlyWhatWasWritten(t *testing.T) {
 	})
 }
 
-// A call that a notification handler makes to its own Conn fails at once
-// (it could never be answered); a goroutine the handler starts may call,
-// with the handler's context too.
-func TestCallFromNotificationHandler(t *testing.T) {
+// A notification handler runs on a goroutine of its own, not the read
+// loop: it may call its peer and wait, and the response is read meanwhile,
+// while the notifications behind it wait their turn.
+func TestNotificationHandlerCallsItsPeer(t *testing.T) {
 	reg := rpc.NewRegistry()
-	errs := make(chan error, 2)
+	got := make(chan string, 2)
 	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) {
-		c := rpc.ConnFromContext(ctx)
-		_, err := echo.Call(ctx, c, echoParams{"inline"})
-		errs <- err
-		go func() {
-			_, err := echo.Call(ctx, c, echoParams{"goroutine"})
-			errs <- err
-		}()
+		r, err := echo.Call(ctx, rpc.ConnFromContext(ctx), echoParams{p.Text})
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- r.Echo
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg})
-	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
-	if err := <-errs; !errors.Is(err, rpc.ErrCallInNotificationHandler) {
-		t.Fatalf("inline call: %v", err)
-	}
-	r := p.NextRequest()
-	id, method := string(r.ID), r.Method
-	if method != "echo" {
-		t.Fatalf("request %s", method)
-	}
-	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"ok"}}`)
-	if err := <-errs; err != nil {
-		t.Fatalf("call from the handler's goroutine: %v", err)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"first"}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"second"}}`)
+	for _, want := range []string{"first", "second"} {
+		r := p.NextRequest()
+		if r.Method != "echo" || string(r.Params) != `{"text":"`+want+`"}` {
+			t.Fatalf("request %s %s, want echo of %q", r.Method, r.Params, want)
+		}
+		p.Answer(r, `{"echo":"`+want+` answered"}`)
+		if s := <-got; s != want+" answered" {
+			t.Fatalf("the handler's call returned %q", s)
+		}
 	}
 }
 

@@ -70,4 +70,25 @@ var (
 	// ErrInvalidResult wraps the decoding error of a result that does not
 	// decode into the call's result type.
 	ErrInvalidResult = errors.New("rpc: invalid result")
+	// ErrNotStarted is returned by a call on a Conn whose Start was never
+	// called: nothing would ever read its response.
+	ErrNotStarted = errors.New("rpc: call on a Conn that was not started (call Start first)")
+	// ErrFrameTooLarge is returned when a frame to send is longer than
+	// Options.MaxFrameSize: the peer would drop it unread, and nothing is
+	// sent. It also ends a call whose response was longer than
+	// MaxFrameSize, when the id could be read from the start of the
+	// response the Conn skipped (the peer wrote it early, as peers do).
+	ErrFrameTooLarge = errors.New("rpc: frame larger than the maximum frame size")
+	// ErrPeerCancelled is the cause (context.Cause) of a request handler's
+	// context that the peer's cancel notification ended (see
+	// CancelPolicy). It is wrapped with the peer's reason when the peer
+	// gave one.
+	ErrPeerCancelled = errors.New("rpc: request cancelled by the peer")
+	// ErrCallInNotificationHandler was returned by a call that a
+	// notification handler made to its own Conn while notification
+	// handlers ran on the read loop.
+	//
+	// Deprecated: notification handlers run on a goroutine of their own
+	// now, and may call their peer; no call returns this error.
+	ErrCallInNotificationHandler = errors.New("rpc: call from a notification handler to its own Conn")
 )

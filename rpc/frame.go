@@ -12,11 +12,34 @@ import (
 )
 
 // frame is a pooled buffer in which one outgoing frame is assembled, so that
-// it can be written with a single Write.
+// it can be written with a single Write: the room the framer asked for
+// before the body (see framer), the body, and what the framer put around
+// it once sealed.
 type frame struct {
 	b   []byte
-	seq uint64 // the number it was queued with (see writer.withdraw)
+	off int    // where the body begins: the framer's room before it
+	n   int    // the body's length, once sealed
+	seq uint64 // the number it was queued with (see Conn.withdraw)
 }
+
+// newFrame returns an empty frame, with the room the framer needs before
+// the body.
+func (c *Conn) newFrame() *frame {
+	f := getFrame()
+	f.off = c.framer.headroom()
+	f.b = f.b[:f.off]
+	return f
+}
+
+// seal ends the body of f and lets the framer delimit it.
+func (c *Conn) seal(f *frame) {
+	f.b = append(f.b, '}')
+	f.n = len(f.b) - f.off
+	c.framer.seal(f)
+}
+
+// size returns the length of the body, which MaxFrameSize bounds.
+func (f *frame) size() int { return f.n }
 
 // Write appends p to the frame; it lets the go-json Encoder write into it.
 func (f *frame) Write(p []byte) (int, error) {
@@ -49,7 +72,7 @@ func getFrame() *frame {
 }
 
 func putFrame(f *frame) {
-	if cap(f.b) <= maxPooledFrame {
+	if f != nil && cap(f.b) <= maxPooledFrame {
 		framePool.Put(f)
 	}
 }
@@ -93,8 +116,9 @@ func (f *frame) response(id []byte) {
 	f.b = append(f.b, id...)
 }
 
-// errorObject appends ,"error":{...} for e.
-func (f *frame) errorObject(e *Error) {
+// errorObject appends ,"error":{...} for e. Data that is not valid JSON
+// is left out, and the error says why.
+func (f *frame) errorObject(e *Error) (err error) {
 	f.b = append(f.b, `,"error":{`...)
 	if !e.CodeMissing {
 		f.b = append(f.b, `"code":`...)
@@ -106,15 +130,13 @@ func (f *frame) errorObject(e *Error) {
 	if len(e.Data) > 0 {
 		n := len(f.b)
 		f.b = append(f.b, `,"data":`...)
-		if err := appendValue(f, e.Data); err != nil {
-			f.b = f.b[:n] // data that is not valid JSON is left out
+		if err = appendValue(f, e.Data); err != nil {
+			f.b = f.b[:n]
 		}
 	}
 	f.b = append(f.b, '}')
+	return err
 }
-
-// end closes the frame object and terminates the line.
-func (f *frame) end() { f.b = append(f.b, '}', '\n') }
 
 // appendString appends s as a JSON string the way JSON.stringify writes it:
 // only '"', '\\' and control characters are escaped; everything else,

@@ -31,39 +31,9 @@ import (
 // cancellation policy, a request the peer cancelled is answered as the
 // policy says, whatever the wrapper returns.
 //
-// A ServeFunc runs where the handler does: on a goroutine of the Conn for
-// a request, on the read loop for a notification.
+// A ServeFunc runs where the handler does: on a goroutine of the Conn,
+// the notification runner for a notification (see serve.go).
 type ServeFunc func(ctx context.Context, req *Request) (result any, err error)
-
-// invoker runs the handler of a request or notification with the
-// decoded params.
-type invoker interface {
-	invoke(ctx context.Context) (any, error)
-}
-
-// serveHandler is the innermost ServeFunc: the request's handler, its
-// panic recovered.
-func serveHandler(ctx context.Context, req *Request) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			req.conn.logPanic(req.Method, v)
-			result, err = nil, panicError
-		}
-	}()
-	return req.h.invoke(ctx)
-}
-
-// intercepted runs the serving chain for req with ctx; a panic in a
-// wrapper is recovered as a handler's is.
-func (c *Conn) intercepted(ctx context.Context, req *Request) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.logPanic(req.Method, v)
-			result, err = nil, panicError
-		}
-	}()
-	return c.serve(ctx, req)
-}
 
 // Call is a call or a notification this side sends, as a calling
 // interceptor (Options.InterceptCall) sees it. Method, Params and
@@ -118,7 +88,7 @@ type callOp[P any] struct {
 	c      *Conn
 	params P
 	omit   bool
-	pc     *pendingCall // the settled call, once next succeeded
+	pc     *call // the settled call, once next succeeded
 	sent   bool
 	idBuf  [20]byte
 }
@@ -129,7 +99,7 @@ func (op *callOp[P]) send(ctx context.Context) error {
 	}
 	op.sent = true
 	if op.Notification {
-		return notifyDirect(ctx, op.c, op.Method, op.omit, op.params)
+		return sendNotification(ctx, op.c, op.Method, op.omit, op.params)
 	}
 	pc, err := sendRequest(ctx, op.c, op.Method, op.omit, op.params, func(id uint64) {
 		op.ID = strconv.AppendUint(op.idBuf[:0], id, 10)
@@ -146,17 +116,17 @@ func (op *callOp[P]) send(ctx context.Context) error {
 
 // interceptedCall sends a call through the calling interceptors, and
 // returns its settled call as sendRequest does.
-func interceptedCall[P any](ctx context.Context, c *Conn, method string, omit bool, params P) (*pendingCall, error) {
+func interceptedCall[P any](ctx context.Context, c *Conn, method string, omit bool, params P) (*call, error) {
 	op := &callOp[P]{c: c, params: params, omit: omit}
 	op.Call = Call{Method: method, op: op}
 	if !omit {
 		op.Params = params
 	}
-	err := c.callChain(ctx, &op.Call)
+	err := c.interceptCall(ctx, &op.Call)
 	switch {
 	case err != nil:
 		if op.pc != nil {
-			release(op.pc)
+			c.release(op.pc)
 		}
 		return nil, err
 	case op.pc == nil:
@@ -173,7 +143,7 @@ func interceptedNotify[P any](ctx context.Context, c *Conn, method string, omit 
 	if !omit {
 		op.Params = params
 	}
-	err := c.callChain(ctx, &op.Call)
+	err := c.interceptCall(ctx, &op.Call)
 	if err == nil && !op.sent {
 		return errNotSent
 	}

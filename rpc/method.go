@@ -42,11 +42,11 @@ func (m Method[P, R]) Name() string { return m.name }
 // is being written, which Close can still interrupt.
 func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 	var r R
-	pc, err := call(ctx, c, m.name, m.omitParams, params)
+	pc, err := doCall(ctx, c, m.name, m.omitParams, params)
 	if err != nil {
 		return r, err
 	}
-	err = decodeResult(pc, &r)
+	err = decodeResult(c, pc, &r)
 	return r, err
 }
 

@@ -107,15 +107,12 @@ type Options struct {
 	InterceptCall func(next CallFunc) CallFunc
 }
 
-func (o *Options) cancellation() *CancelPolicy {
+// cancellation returns the preempter of the cancellation policy, or nil.
+func (o *Options) cancellation() preempter {
 	if o == nil || o.Cancellation == nil {
 		return nil
 	}
-	p := *o.Cancellation // a copy: the Conn's policy does not change under it
-	if p.Method == "" || p.ParseParams == nil || p.Params == nil {
-		panic("rpc: a CancelPolicy needs Method, ParseParams and Params")
-	}
-	return &p
+	return newCancelling(*o.Cancellation) // a copy: the Conn's policy does not change under it
 }
 
 func (o *Options) intercept() func(ServeFunc) ServeFunc {
@@ -198,75 +195,3 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-// Drop describes a line that a Conn ignored. The peer is never told.
-type Drop struct {
-	Reason DropReason
-	// Line is the trimmed line. It is valid only during the OnDrop call,
-	// and nil for DropOversize and DropUnterminated.
-	Line []byte
-	// Size is the length of the line as read, in bytes, LF excluded.
-	Size int64
-	// Method names the method of a notification that was dropped.
-	Method string
-	// Err is the parse or decoding error behind the drop, if any.
-	Err error
-}
-
-// DropReason says why a line was ignored.
-type DropReason uint8
-
-// The reasons a line is dropped.
-const (
-	// DropMalformed: the line is not exactly one valid JSON value.
-	DropMalformed DropReason = iota + 1
-	// DropNotObject: the line is JSON but not an object (arrays, and so
-	// batches, included).
-	DropNotObject
-	// DropUnclassified: an object with neither a string or number id nor a
-	// string method.
-	DropUnclassified
-	// DropOversize: the line is longer than MaxFrameSize; it was skipped
-	// without being held in memory.
-	DropOversize
-	// DropTooDeep: the line nests arrays and objects deeper than MaxDepth.
-	DropTooDeep
-	// DropUnterminated: the input ended after bytes that no LF terminated.
-	DropUnterminated
-	// DropUnmatchedResponse: a response whose id matches no pending call
-	// (unknown, already settled, or abandoned by its context).
-	DropUnmatchedResponse
-	// DropUnhandledNotification: a notification with no handler.
-	DropUnhandledNotification
-	// DropInvalidParams: a request or notification whose params do not
-	// decode into the handler's type (a request is answered
-	// CodeInvalidParams; Err has the decoder's error, which the answer
-	// does not carry), or a cancel notification whose params do not parse.
-	DropInvalidParams
-	// DropShutdown: a request read after Shutdown began; it is not served.
-	DropShutdown
-	// DropUnmatchedCancel: a cancel notification (Options.Cancellation)
-	// naming no request that is running or waiting: unknown, or finished.
-	DropUnmatchedCancel
-)
-
-var dropReasonNames = [...]string{
-	DropMalformed:             "malformed JSON",
-	DropNotObject:             "not a JSON object",
-	DropUnclassified:          "neither request, response nor notification",
-	DropOversize:              "line longer than the maximum frame size",
-	DropTooDeep:               "nesting deeper than the maximum depth",
-	DropUnterminated:          "unterminated line at end of input",
-	DropUnmatchedResponse:     "response to no pending call",
-	DropUnhandledNotification: "notification without a handler",
-	DropInvalidParams:         "params do not decode",
-	DropShutdown:              "request after shutdown began",
-	DropUnmatchedCancel:       "cancellation of no running request",
-}
-
-// String describes the reason in a few words.
-func (r DropReason) String() string {
-	if int(r) < len(dropReasonNames) && dropReasonNames[r] != "" {
-		return dropReasonNames[r]
-	}
-	return "unknown drop reason"
-}

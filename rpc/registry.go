@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // Registry maps method names to handlers. It is safe for concurrent use,
@@ -25,18 +27,36 @@ type registryView struct {
 }
 
 // entry knows how to decode one method's frames into tasks. The functions
-// run on the read loop; params aliases the line, so they decode it before
+// run on the read loop; params aliases the frame, so they decode it before
 // they return. Their errors are those of decodeParamsOf.
 type entry struct {
 	name         string
+	exclusive    bool // registered with HandleExclusive
 	request      func(params paramsIn) (task, error)
-	notification func(params paramsIn) (notificationRunner, error)
+	notification func(params paramsIn) (task, error)
 }
 
-// notificationRunner is a decoded notification, ready to run on the read
-// loop.
-type notificationRunner interface {
-	run(c *Conn, rd *reader, method string)
+// decoder returns the function that decodes a frame of class for e, or nil
+// when e has no handler of that class (or e is nil).
+func (e *entry) decoder(class wire.Class) func(paramsIn) (task, error) {
+	switch {
+	case e == nil:
+		return nil
+	case class == wire.Request:
+		return e.request
+	case class == wire.Notification:
+		return e.notification
+	}
+	return nil
+}
+
+// nameOr returns the name of e's method, or method when e is nil (an
+// unknown method), so that a registered name costs no allocation.
+func (e *entry) nameOr(method []byte) string {
+	if e != nil {
+		return e.name
+	}
+	return string(method)
 }
 
 // NewRegistry returns an empty Registry.
@@ -94,45 +114,66 @@ func (r *Registry) add(name string, e *entry) {
 // or in the encoding of its result, is recovered and answered with
 // CodeInternalError; the connection lives on.
 func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
+	handle(reg, m, h, false)
+}
+
+// HandleExclusive registers h as the handler of the request method m, as
+// Handle does, for a method that must run alone: a request for m starts
+// only once every request read before it has finished, and the requests
+// read after it start only once it has returned. It is how a handshake
+// ("initialize") or a "shutdown" reads as it does in a JavaScript server,
+// whose handlers start in arrival order: a request written before the
+// handshake is served (and refused) before it, and one written after is
+// served after it. Notifications are not held by it: they keep their own
+// order. Requests held behind it wait in the waiting room
+// (Options.MaxWaitingRequests).
+func HandleExclusive[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
+	handle(reg, m, h, true)
+}
+
+func handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error), exclusive bool) {
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{name: m.name, request: func(params paramsIn) (task, error) {
+	reg.add(m.name, &entry{name: m.name, exclusive: exclusive, request: func(params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
-		if err := decodeParamsOf(params, &t.params, m.omitParams); err != nil {
-			t.params = *new(P)
+		if err := decodeParamsOf(params, &t.p, m.omitParams); err != nil {
+			t.p = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.omit, t.pool = h, m.omitParams, pool
+		t.h, t.omit, t.pool, t.method = h, m.omitParams, pool, m.name
 		return t, nil
 	}})
 }
 
 // HandleNotification registers h as the handler of the notification n.
-// Notification handlers run on the connection's read loop, one at a time,
-// in the order the notifications arrived: the next frame is read when h
-// returns. A handler that must wait for the peer (for example with a Call
-// on the same connection) has to do so on another goroutine: a call made
-// on the handler's own fails at once with ErrCallInNotificationHandler.
-// Its context is the Conn's (Close ends it), and RequestFromContext
-// reports the notification. Params that do
-// not decode into P drop the notification (reported as DropInvalidParams).
-// A panic in h is recovered and logged.
+// Notification handlers run one at a time, in the order the notifications
+// arrived, on a goroutine of the Conn's (not the read loop, which reads on
+// meanwhile); notifications wait for it in a bounded queue, and a full
+// queue holds reading back (see Options.MaxWaitingRequests). A handler may
+// call its peer: the response is read while it waits. But the
+// notifications that come meanwhile wait, and if they fill the queue,
+// reading waits too, and so would the response: give such a call a
+// deadline. Its context is the Conn's (Close ends it), and
+// RequestFromContext reports the notification. The params of a
+// notification are decoded into P on the read loop; params that do not
+// decode drop the notification (reported as DropInvalidParams). A panic in
+// h is recovered and logged.
 func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P)) {
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
 	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
-	reg.add(n.name, &entry{name: n.name, notification: func(params paramsIn) (notificationRunner, error) {
+	reg.add(n.name, &entry{name: n.name, notification: func(params paramsIn) (task, error) {
 		t := pool.Get().(*notificationTask[P])
-		if err := decodeParamsOf(params, &t.params, n.omitParams); err != nil {
-			t.params = *new(P)
+		if err := decodeParamsOf(params, &t.p, n.omitParams); err != nil {
+			t.p = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.handler, t.omit, t.pool = h, n.omitParams, pool
+		t.h, t.omit, t.pool = h, n.omitParams, pool
 		return t, nil
 	}})
 }
@@ -159,9 +200,8 @@ func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, para
 
 // HandleUnknownNotification registers h as the handler of notifications
 // whose method has no handler of its own; without it they are dropped
-// (reported as DropUnhandledNotification). It runs on the read loop, in
-// order, like other notification handlers. params is valid only during the
-// call.
+// (reported as DropUnhandledNotification). It runs in order with the other
+// notification handlers, as HandleNotification describes.
 func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method string, params json.RawMessage)) {
 	if r == nil {
 		panic("rpc: HandleUnknownNotification on a nil *Registry (use NewRegistry)")

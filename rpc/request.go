@@ -3,19 +3,19 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
-// Every request of the peer's is served with a context of its own,
-// derived from the Conn's. It ends:
+// Every request of the peer's is served with a context of its own, derived
+// from the Conn's. It ends:
 //   - when the peer cancels the request (with Options.Cancellation set):
 //     context.Cause is ErrPeerCancelled, wrapped with the peer's reason;
-//   - when the connection ends by Close (ErrClosed) or by a failed write
-//     (the write error), since no answer could be written any more;
+//   - when the connection closes (Close, a failed write): no answer could
+//     be written any more; the cause is ErrClosed or the write error;
 //   - when the handler returns.
 //
 // The end of the input does not end it: a peer that has written its last
@@ -23,6 +23,9 @@ import (
 // answers, and the TypeScript transport writes its handlers' answers after
 // its input ended too (docs/wire.md §2.10). A program that wants its
 // handlers stopped when the input ends calls Close once Done is closed.
+//
+// A notification handler's context is the Conn's, with the notification's
+// Request: Close ends it.
 
 // Request describes a request or a notification being served: the
 // handler's context carries it (see RequestFromContext), and a serving
@@ -40,8 +43,8 @@ type Request struct {
 	// only for interceptors (Options.Intercept), and nil otherwise.
 	Params any
 
-	// For the serving interceptors' chain (see serveHandler):
-	h    invoker
+	// For serveHandler, the innermost ServeFunc: what runs the handler.
+	t    task
 	conn *Conn
 }
 
@@ -54,35 +57,35 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // handler's. A handler uses it to learn its method and its id, for logs
 // or for replies of its own.
 func RequestFromContext(ctx context.Context) *Request {
-	switch v := ctx.Value(requestKey{}).(type) {
-	case *requestContext:
-		return &v.req
-	case *notificationContext:
-		return &v.req
-	}
-	return nil
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
 }
 
-type requestKey struct{}
+type (
+	requestKey struct{} // the *Request of a handler's context
+	jobKey     struct{} // the *job of a request handler's context
+)
 
-// requestContext is the context of a request handler (see the rules at
-// the top of this file). It is made on the read loop, as the request is
-// admitted; it also marks a call that the handler makes on its own Conn
-// as one (see Conn.handlerCall and slots.go).
+// job is a request of the peer's from the moment the read loop admits it
+// until its handler has returned: what it is, what serves it, its place in
+// the inbox, and its handler's context (a job is that context).
 //
-// Its cancellable part is made when first needed (Done, Err after the end,
-// Value of a key not its own, context.Cause, a context derived from it):
-// a handler that never looks at its context costs no context of its own.
-// Until then, end records why the request ended, and the cancellable
-// context, when it is made, starts cancelled with that cause; made from
-// the Conn's context, it is cancelled by Close too.
-type requestContext struct {
+// The cancellable part of the context is made when first needed (Done,
+// Err after the end, Value of a key not its own, context.Cause, a context
+// derived from it): a handler that never looks at its context costs no
+// context of its own. Until then, end records why the request ended, and
+// the cancellable context, when it is made, starts cancelled with that
+// cause; made from the Conn's context, it is cancelled by Close too.
+type job struct {
 	conn *Conn
-	t    task // what serves it
 	req  Request
-	// idBuf holds short ids, so that a request's id takes no allocation
-	// of its own (a handler may keep its context after it returned, so
-	// the id cannot live in a pooled task).
+	t    task // its handler and decoded params, until it runs
+	size int  // its line's length, counted against MaxWaitingBytes while it waits
+	// exclusive: registered with HandleExclusive (inbox.go).
+	exclusive bool
+	// idBuf holds short ids, so that an id takes no allocation of its
+	// own (a handler may keep its context after it returned, so the id
+	// cannot live in a pooled object).
 	idBuf [40]byte
 
 	mu     sync.Mutex
@@ -90,50 +93,68 @@ type requestContext struct {
 	cancel context.CancelCauseFunc
 	ended  error // why it ended, while inner is not made
 
-	// Under Conn.mu, for the lending of slots (slots.go):
-	holds bool // the handler holds a slot (it lends it while it calls)
-	calls int  // calls on conn in progress from this context
-	done  bool // the handler returned
+	// Under Conn.mu (inbox.go):
+	started  bool // it was given a slot (an exclusive request waits without one)
+	holds    bool // it holds a slot now (it lends it while it calls its peer)
+	calls    int  // calls on its Conn in progress from its context
+	finished bool // its handler returned
 
-	// Under Conn.mu, with a cancellation policy only (cancel.go):
-	key       idKey           // the id's match key (keyOf)
-	next      *requestContext // another request of the peer's with the same key
-	waiting   bool            // in the waiting room
-	cancelled error           // the cause, once the peer cancelled it
+	// With a preempter (preempt.go): the match key of its id and the next
+	// request in hand with the same key (under Conn.mu), and how it was
+	// retired (read by its handler's goroutine when it answers).
+	key     wire.IDKey
+	sameID  *job
+	retired atomic.Pointer[retirement]
 }
 
-func newRequestContext(c *Conn, method string, id []byte) *requestContext {
-	rc := &requestContext{conn: c, holds: true}
-	rc.req.Method = method
-	if len(id) <= len(rc.idBuf) {
-		rc.req.ID = append(rc.idBuf[:0:len(rc.idBuf)], id...)
-	} else {
-		rc.req.ID = append(json.RawMessage(nil), id...)
+// newJob returns the job of a request with the id given (raw JSON), read
+// from a line of size bytes.
+func newJob(c *Conn, e *entry, name string, id []byte, t task, size int) *job {
+	j := &job{conn: c, t: t, size: size}
+	j.req.Method, j.req.conn = name, c
+	if e != nil {
+		j.exclusive = e.exclusive
 	}
-	return rc
+	if len(id) <= len(j.idBuf) {
+		j.req.ID = append(j.idBuf[:0:len(j.idBuf)], id...)
+	} else {
+		j.req.ID = append(json.RawMessage(nil), id...)
+	}
+	if c.preempt != nil {
+		j.key = wire.KeyOfID(wire.Value{Raw: j.req.ID, Kind: wire.KindOf(j.req.ID)})
+	}
+	return j
+}
+
+// discard releases a request that will never run.
+func (j *job) discard() {
+	if j.t != nil {
+		j.t.release()
+		j.t = nil
+	}
 }
 
 // context returns the cancellable context, making it if need be.
-func (rc *requestContext) context() context.Context {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if rc.inner == nil {
-		rc.inner, rc.cancel = context.WithCancelCause(rc.conn.ctx)
-		if rc.ended != nil {
-			rc.cancel(rc.ended)
+func (j *job) context() context.Context {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.inner == nil {
+		j.inner, j.cancel = context.WithCancelCause(j.conn.ctx)
+		if j.ended != nil {
+			j.cancel(j.ended)
 		}
 	}
-	return rc.inner
+	return j.inner
 }
 
 // end ends the context with cause (the first cause stays).
-func (rc *requestContext) end(cause error) {
-	rc.mu.Lock()
-	cancel := rc.cancel
-	if cancel == nil && rc.ended == nil {
-		rc.ended = cause
+func (j *job) end(cause error) {
+	j.mu.Lock()
+	cancel := j.cancel
+	if cancel == nil && j.ended == nil {
+		j.ended = cause
 	}
-	rc.mu.Unlock()
+	j.mu.Unlock()
 	if cancel != nil {
 		cancel(cause)
 	}
@@ -141,134 +162,69 @@ func (rc *requestContext) end(cause error) {
 
 // Deadline reports none: neither the Conn's context nor the request has
 // one.
-func (rc *requestContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (j *job) Deadline() (time.Time, bool) { return time.Time{}, false }
 
-func (rc *requestContext) Done() <-chan struct{} { return rc.context().Done() }
+func (j *job) Done() <-chan struct{} { return j.context().Done() }
 
-func (rc *requestContext) Err() error {
-	rc.mu.Lock()
-	inner, ended := rc.inner, rc.ended
-	rc.mu.Unlock()
+func (j *job) Err() error {
+	j.mu.Lock()
+	inner, ended := j.inner, j.ended
+	j.mu.Unlock()
 	switch {
 	case inner != nil:
 		return inner.Err()
 	case ended != nil:
 		return context.Canceled
 	}
-	return rc.conn.ctx.Err()
+	return j.conn.ctx.Err()
 }
 
-func (rc *requestContext) Value(key any) any {
+func (j *job) Value(key any) any {
 	switch key {
 	case requestKey{}:
-		return rc
+		return &j.req
+	case jobKey{}:
+		return j
 	case connKey{}:
-		return rc.conn
+		return j.conn
 	}
-	return rc.context().Value(key)
+	return j.context().Value(key)
 }
 
-// requestReturned ends rc's context, as its handler returned, and says
-// whether its outcome is to be answered: under a cancellation policy, a
-// request the peer cancelled is answered as the policy says (see
-// CancelPolicy.Reply), here, and false is returned. result says the
-// handler returned a result rather than an error.
-func (c *Conn) requestReturned(rc *requestContext, result bool) (answer bool) {
-	rc.end(context.Canceled)
-	p := c.cancellation
-	if p == nil {
-		return true
-	}
-	var cause error
-	c.update(func(s *connState) {
-		s.forget(rc)
-		cause = rc.cancelled
-	})
-	switch {
-	case cause == nil:
-		return true
-	case p.Reply == nil:
-		return false // not answered at all, its result neither
-	case result:
-		return true
-	}
-	c.replyError(rc.req.ID, p.Reply, true)
-	return false
-}
-
-// handlerCall returns the request context of ctx when ctx is a handler's
-// of c: a call with it is a handler waiting for its own peer.
-func (c *Conn) handlerCall(ctx context.Context) *requestContext {
-	if rc, ok := ctx.Value(requestKey{}).(*requestContext); ok && rc.conn == c {
-		return rc
+// jobOf returns the request whose handler's context ctx is (or derives
+// from), when it is one of c's: a call with it is a handler waiting for
+// its own peer.
+func (c *Conn) jobOf(ctx context.Context) *job {
+	if j, ok := ctx.Value(jobKey{}).(*job); ok && j.conn == c {
+		return j
 	}
 	return nil
 }
 
-// notificationContext is the context of a notification handler: the
-// Conn's, with the notification's Request. It never changes once made, so
-// that the read loop may give the same one to a run of notifications of
-// one method (see reader.notificationContext).
-type notificationContext struct {
+// noteContext is the context of a notification handler: the Conn's, with
+// the notification's Request. It never changes once made, so that the
+// notification runner may give the same one to a run of notifications of
+// one method (see Conn.noteContext).
+type noteContext struct {
 	context.Context
 	req Request
 }
 
-func (nc *notificationContext) Value(key any) any {
+func (nc *noteContext) Value(key any) any {
 	if key == (requestKey{}) {
-		return nc
+		return &nc.req
 	}
 	return nc.Context.Value(key)
 }
 
-// notificationContext returns the context for a notification of method:
-// the last one made, when it was for the same method, so that a stream of
-// notifications costs no allocation.
-func (rd *reader) notificationContext(c *Conn, method string) context.Context {
-	if nc := rd.noteCtx; nc != nil && nc.req.Method == method {
+// noteContext returns the context for a notification of method: the last
+// one made, when it was for the same method, so that a stream of
+// notifications costs no allocation. Only the notification runner calls
+// it, and one runs at a time.
+func (c *Conn) noteContext(method string) *noteContext {
+	if nc := c.lastNote; nc != nil && nc.req.Method == method {
 		return nc
 	}
-	rd.noteCtx = &notificationContext{Context: c.ctx, req: Request{Method: method}}
-	return rd.noteCtx
-}
-
-// A notification handler runs on the read loop, so a call that it makes
-// on its own Conn and waits for could never be answered: the read loop
-// would have to read the response. Such a call fails at once with
-// ErrCallInNotificationHandler. The Conn knows it by the goroutine: while
-// a notification handler runs (Conn.notifying), a call made on the read
-// loop's goroutine is that handler's. A goroutine the handler starts may
-// call freely, with any context.
-
-// goroutineID returns the id of the calling goroutine, as the first line
-// of its stack trace gives it ("goroutine 42 [running]:"). Go exposes no
-// other way; it is used only to tell the read loop's goroutine from
-// others while a notification handler runs, as net/http's HTTP/2 code
-// does for its checks.
-func goroutineID() uint64 {
-	var buf [32]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	const prefix = "goroutine "
-	if len(b) < len(prefix) {
-		return 0
-	}
-	b = b[len(prefix):]
-	i := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	id, _ := strconv.ParseUint(string(b[:i]), 10, 64)
-	return id
-}
-
-// onReadLoop reports whether the calling goroutine is c's read loop while
-// it runs a notification handler.
-func (c *Conn) onReadLoop() bool {
-	return c.notifying.Load() && goroutineID() == c.readLoopID.Load()
-}
-
-// readLoopMark is what the read loop records for onReadLoop.
-type readLoopMark struct {
-	notifying  atomic.Bool   // a notification handler runs on the read loop
-	readLoopID atomic.Uint64 // the read loop's goroutine
+	c.lastNote = &noteContext{Context: c.ctx, req: Request{Method: method, conn: c}}
+	return c.lastNote
 }

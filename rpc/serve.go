@@ -10,198 +10,136 @@ import (
 	"sync"
 )
 
-// requestTask is a request for a method registered with Handle, with its
-// params decoded. Tasks are pooled per method.
-type requestTask[P, R any] struct {
-	handler func(context.Context, P) (R, error)
-	params  P
-	omit    bool // P is NoParams
-	pool    *sync.Pool
+// Serving a request or a notification of the peer's is one path, run by
+// a goroutine of the Conn (never the read loop): serve calls the handler,
+// through the serving interceptors when there are any, and recovers a
+// panic anywhere in them or in the encoding of the result; then a request
+// is answered with what it returned.
+
+// task is a handler bound to the params it was decoded with: what the read
+// loop hands to the goroutine that runs it. Tasks of typed handlers are
+// pooled per method.
+type task interface {
+	// call runs the handler. For a request (id not nil) it returns the
+	// response frame with the handler's result, or the handler's error;
+	// for a notification, nothing.
+	call(ctx context.Context, c *Conn, id []byte) (*frame, error)
+	// invoke runs the handler for the serving interceptors: it returns the
+	// result as a value (nil for a notification).
+	invoke(ctx context.Context) (any, error)
+	// params returns the decoded params for the serving interceptors (nil
+	// when the method takes none, or they were absent).
+	params() any
+	// release gives the task back once it has run, or will never run.
+	release()
 }
 
-func (t *requestTask[P, R]) run(c *Conn, rc *requestContext) {
-	if c.serve != nil {
-		if !t.omit {
-			rc.req.Params = t.params
+// serveRequest runs the request j and queues its answer.
+func (c *Conn) serveRequest(j *job) {
+	f, err := c.serve(j, &j.req, j.t)
+	j.t.release()
+	j.t = nil
+	j.end(context.Canceled) // the handler returned
+	if r := j.retired.Load(); r != nil {
+		f, err = r.answer(f, err)
+		if f == nil && err == nil {
+			return // not answered at all
 		}
-		rc.req.h, rc.req.conn = t, c
-		serveIntercepted(c, rc)
-	} else {
-		serveRequest(c, rc, t.handler, t.params)
-	}
-	t.discard()
-}
-
-func (t *requestTask[P, R]) invoke(ctx context.Context) (any, error) {
-	r, err := t.handler(ctx, t.params)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-func (t *requestTask[P, R]) discard() {
-	t.params = *new(P)
-	t.handler = nil
-	t.pool.Put(t)
-}
-
-// serveRequest runs a request handler and answers the request with its
-// result, its error, or CodeInternalError when it panicked (unless a
-// cancellation policy settles it: see requestReturned).
-func serveRequest[P, R any](c *Conn, rc *requestContext, h func(context.Context, P) (R, error), p P) {
-	r, err, panicked := callHandler(c, rc, rc.req.Method, h, p)
-	if !c.requestReturned(rc, err == nil && !panicked) {
-		return
-	}
-	switch {
-	case panicked:
-		c.replyError(rc.req.ID, panicError, true)
-	case err != nil:
-		c.replyError(rc.req.ID, wireError(err), true)
-	default:
-		replyResult(c, rc.req.ID, rc.req.Method, r)
-	}
-}
-
-// serveIntercepted serves a request through the serving interceptors and
-// answers it with what the chain returns.
-func serveIntercepted(c *Conn, rc *requestContext) {
-	r, err := c.intercepted(rc, &rc.req)
-	rc.req.h = nil
-	if !c.requestReturned(rc, err == nil) {
-		return
 	}
 	if err != nil {
-		c.replyError(rc.req.ID, wireError(err), true)
+		putFrame(f)
+		c.replyError(j.req.ID, j.req.Method, wireError(err), fromHandler)
 		return
 	}
-	replyResult(c, rc.req.ID, rc.req.Method, r)
+	c.reply(f, fromHandler)
 }
 
-// callHandler runs a handler, containing a panic.
-func callHandler[P, R any](c *Conn, ctx context.Context, method string, h func(context.Context, P) (R, error), p P) (r R, err error, panicked bool) {
+// serveNotification runs the notification t of method.
+func (c *Conn) serveNotification(t task, method string) {
+	ctx := c.noteContext(method)
+	if c.intercept != nil {
+		ctx = &noteContext{Context: c.ctx, req: Request{Method: method, conn: c}}
+	}
+	c.serve(ctx, &ctx.req, t)
+	t.release()
+}
+
+// serve runs the handler of req, bound to its params in t, with ctx, and
+// returns its answer (see task.call). A panic in the handler, in a serving
+// interceptor or in the encoding of the result is recovered here, logged,
+// and answered CodeInternalError.
+func (c *Conn) serve(ctx context.Context, req *Request, t task) (f *frame, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			panicked = true
-			c.logPanic(method, v)
+			putFrame(f)
+			f, err = nil, c.panicked(req.Method, v)
 		}
 	}()
-	r, err = h(ctx, p)
-	return r, err, false
+	if c.intercept == nil {
+		return t.call(ctx, c, req.ID)
+	}
+	req.Params, req.t = t.params(), t
+	result, err := c.intercept(ctx, req)
+	req.t = nil
+	if err != nil || req.ID == nil {
+		return nil, err
+	}
+	return responseFrame(c, req.ID, req.Method, result)
+}
+
+// serveHandler is the innermost ServeFunc: the request's handler, its
+// panic recovered, so that the interceptors around it see it as an error.
+func serveHandler(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, req.conn.panicked(req.Method, v)
+		}
+	}()
+	return req.t.invoke(ctx)
+}
+
+// panicked logs a handler's panic and returns the error that answers it.
+func (c *Conn) panicked(method string, v any) error {
+	if c.log != nil {
+		c.log.Error("rpc: handler panicked", slog.String("method", method),
+			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+	}
+	return panicError
 }
 
 // panicError answers a request whose handler panicked.
 var panicError = &Error{Code: CodeInternalError, Message: "internal error: the handler panicked"}
 
-// unknownTask is a request for a method without a handler, served by the
-// registry's HandleUnknown handler.
-type unknownTask struct {
-	handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
-	method  string
-	params  json.RawMessage
-}
-
-func (t *unknownTask) run(c *Conn, rc *requestContext) {
-	if c.serve != nil {
-		if t.params != nil {
-			rc.req.Params = t.params
+// responseFrame encodes the response to the request id with result. A
+// result that cannot be encoded, or makes a frame longer than
+// MaxFrameSize, is logged and answered CodeInternalError instead.
+func responseFrame[R any](c *Conn, id []byte, method string, result R) (*frame, error) {
+	f := c.newFrame()
+	f.response(id)
+	f.raw(`,"result":`)
+	err := appendValue(f, result)
+	if err == nil {
+		c.seal(f)
+		if f.size() <= c.maxFrameSize {
+			return f, nil
 		}
-		rc.req.h, rc.req.conn = t, c
-		serveIntercepted(c, rc)
-		return
+		err = fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, f.size())
 	}
-	h := func(ctx context.Context, p json.RawMessage) (any, error) { return t.handler(ctx, t.method, p) }
-	serveRequest(c, rc, h, t.params)
-}
-
-func (t *unknownTask) invoke(ctx context.Context) (any, error) {
-	return t.handler(ctx, t.method, t.params)
-}
-
-func (t *unknownTask) discard() {}
-
-// notificationTask is a notification for a handler registered with
-// HandleNotification, with its params decoded; it runs on the read loop.
-type notificationTask[P any] struct {
-	handler func(context.Context, P)
-	params  P
-	omit    bool // P is NoParams
-	pool    *sync.Pool
-}
-
-func (t *notificationTask[P]) run(c *Conn, rd *reader, method string) {
-	if c.serve != nil {
-		var params any
-		if !t.omit {
-			params = t.params
-		}
-		c.interceptNotification(method, params, t)
-	} else {
-		ctx := rd.notificationContext(c, method)
-		c.notifying.Store(true)
-		func() {
-			defer c.recoverNotification(method)
-			t.handler(ctx, t.params)
-		}()
-		c.notifying.Store(false)
+	putFrame(f)
+	c.logError("encoding the result failed", method, err)
+	if errors.Is(err, ErrFrameTooLarge) {
+		return nil, errTooLargeReply
 	}
-	t.discard()
+	return nil, errUnencodableReply
 }
 
-func (t *notificationTask[P]) invoke(ctx context.Context) (any, error) {
-	t.handler(ctx, t.params)
-	return nil, nil
-}
-
-func (t *notificationTask[P]) discard() {
-	t.params = *new(P)
-	t.pool.Put(t)
-}
-
-// unknownNotification is a notification for the registry's
-// HandleUnknownNotification handler, on its way through the serving
-// interceptors.
-type unknownNotification struct {
-	handler func(ctx context.Context, method string, params json.RawMessage)
-	method  string
-	params  json.RawMessage
-}
-
-func (u *unknownNotification) invoke(ctx context.Context) (any, error) {
-	u.handler(ctx, u.method, u.params)
-	return nil, nil
-}
-
-// runUnknownNotification runs the registry's HandleUnknownNotification
-// handler on the read loop.
-func (c *Conn) runUnknownNotification(rd *reader, h func(context.Context, string, json.RawMessage), method string, params json.RawMessage) {
-	if c.serve != nil {
-		var p any
-		if params != nil {
-			p = params
-		}
-		c.interceptNotification(method, p, &unknownNotification{h, method, params})
-		return
-	}
-	ctx := rd.notificationContext(c, method)
-	c.notifying.Store(true)
-	func() {
-		defer c.recoverNotification(method)
-		h(ctx, method, params)
-	}()
-	c.notifying.Store(false)
-}
-
-// interceptNotification serves a notification through the serving
-// interceptors, on the read loop.
-func (c *Conn) interceptNotification(method string, params any, h invoker) {
-	nc := &notificationContext{Context: c.ctx, req: Request{Method: method, Params: params, h: h, conn: c}}
-	c.notifying.Store(true)
-	c.intercepted(nc, &nc.req)
-	c.notifying.Store(false)
-	nc.req.h = nil
-}
+var (
+	// errTooLargeReply answers a request whose result encodes to a frame
+	// longer than MaxFrameSize, which the peer would drop.
+	errTooLargeReply = &Error{Code: CodeInternalError, Message: "internal error: the result is larger than the maximum frame size"}
+	// errUnencodableReply answers a request whose result cannot be encoded.
+	errUnencodableReply = &Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"}
+)
 
 // wireError returns the error object that answers a handler's error.
 func wireError(err error) *Error {
@@ -212,66 +150,17 @@ func wireError(err error) *Error {
 	return &Error{Code: CodeInternalError, Message: err.Error()}
 }
 
-// errTooLargeReply answers a request whose result encodes to a frame longer
-// than MaxFrameSize, which the peer would drop.
-var errTooLargeReply = &Error{Code: CodeInternalError, Message: "internal error: the result is larger than the maximum frame size"}
-
-// replyResult answers the request id with the handler's result, on the
-// handler's goroutine.
-func replyResult[R any](c *Conn, id []byte, method string, result R) {
-	f := getFrame()
+// replyError queues the answer e to the request id of method, sent as
+// way says. Data that is not valid JSON is left out of the answer, and
+// logged as an encoding failure.
+func (c *Conn) replyError(id []byte, method string, e *Error, way sender) {
+	f := c.newFrame()
 	f.response(id)
-	f.raw(`,"result":`)
-	err := appendValue(f, result)
-	if err == nil {
-		f.end()
-		if len(f.b)-1 <= c.maxFrameSize {
-			c.reply(f, true)
-			return
-		}
-		err = fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, len(f.b)-1)
+	if err := f.errorObject(e); err != nil {
+		c.logError("encoding the error's data failed (sent without it)", method, err)
 	}
-	putFrame(f)
-	c.logError("encoding the result failed", method, err)
-	e := &Error{Code: CodeInternalError, Message: "internal error: the result could not be encoded"}
-	if errors.Is(err, ErrFrameTooLarge) {
-		e = errTooLargeReply
-	}
-	c.replyError(id, e, true)
-}
-
-// replyError answers the request id with the error object e; handler says
-// that the goroutine is a handler's, which writes the reply itself (the
-// read loop has a Write started on another goroutine).
-func (c *Conn) replyError(id []byte, e *Error, handler bool) {
-	f := getFrame()
-	f.response(id)
-	f.errorObject(e)
-	f.end()
-	c.reply(f, handler)
-}
-
-// reply queues a response frame, waiting for room as long as the
-// connection lives (see writer). The peer learns nothing of a failure; it
-// is logged.
-func (c *Conn) reply(f *frame, handler bool) {
-	if _, err := c.out.enqueue(c, nil, f, handler); err != nil {
-		putFrame(f)
-		c.logWriteError(err)
-	}
-}
-
-func (c *Conn) recoverNotification(method string) {
-	if v := recover(); v != nil {
-		c.logPanic(method, v)
-	}
-}
-
-func (c *Conn) logPanic(method string, v any) {
-	if c.log != nil {
-		c.log.Error("rpc: handler panicked", slog.String("method", method),
-			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
-	}
+	c.seal(f)
+	c.reply(f, way)
 }
 
 func (c *Conn) logError(msg, method string, err error) {
@@ -280,8 +169,110 @@ func (c *Conn) logError(msg, method string, err error) {
 	}
 }
 
-func (c *Conn) logWriteError(err error) {
-	if c.log != nil && !errors.Is(err, ErrClosed) {
-		c.log.Error("rpc: writing a response failed", slog.String("error", err.Error()))
-	}
+// requestTask is a request for a method registered with Handle, with its
+// params decoded.
+type requestTask[P, R any] struct {
+	h      func(context.Context, P) (R, error)
+	p      P
+	omit   bool // P is NoParams
+	pool   *sync.Pool
+	method string
 }
+
+func (t *requestTask[P, R]) call(ctx context.Context, c *Conn, id []byte) (*frame, error) {
+	r, err := t.h(ctx, t.p)
+	if err != nil {
+		return nil, err
+	}
+	return responseFrame(c, id, t.method, r)
+}
+
+func (t *requestTask[P, R]) invoke(ctx context.Context) (any, error) {
+	r, err := t.h(ctx, t.p)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (t *requestTask[P, R]) params() any {
+	if t.omit {
+		return nil
+	}
+	return t.p
+}
+
+func (t *requestTask[P, R]) release() {
+	t.p = *new(P)
+	t.pool.Put(t)
+}
+
+// notificationTask is a notification for a handler registered with
+// HandleNotification, with its params decoded.
+type notificationTask[P any] struct {
+	h    func(context.Context, P)
+	p    P
+	omit bool // P is NoParams
+	pool *sync.Pool
+}
+
+func (t *notificationTask[P]) call(ctx context.Context, _ *Conn, _ []byte) (*frame, error) {
+	t.h(ctx, t.p)
+	return nil, nil
+}
+
+func (t *notificationTask[P]) invoke(ctx context.Context) (any, error) {
+	t.h(ctx, t.p)
+	return nil, nil
+}
+
+func (t *notificationTask[P]) params() any {
+	if t.omit {
+		return nil
+	}
+	return t.p
+}
+
+func (t *notificationTask[P]) release() {
+	t.p = *new(P)
+	t.pool.Put(t)
+}
+
+// unknownTask is a request or notification for a method without a handler
+// of its own, served by the registry's HandleUnknown or
+// HandleUnknownNotification handler, with its raw params (nil when absent).
+type unknownTask struct {
+	request      func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	notification func(ctx context.Context, method string, params json.RawMessage)
+	method       string
+	p            json.RawMessage
+}
+
+func (t *unknownTask) call(ctx context.Context, c *Conn, id []byte) (*frame, error) {
+	if t.notification != nil {
+		t.notification(ctx, t.method, t.p)
+		return nil, nil
+	}
+	r, err := t.request(ctx, t.method, t.p)
+	if err != nil {
+		return nil, err
+	}
+	return responseFrame(c, id, t.method, r)
+}
+
+func (t *unknownTask) invoke(ctx context.Context) (any, error) {
+	if t.notification != nil {
+		t.notification(ctx, t.method, t.p)
+		return nil, nil
+	}
+	return t.request(ctx, t.method, t.p)
+}
+
+func (t *unknownTask) params() any {
+	if t.p == nil {
+		return nil
+	}
+	return t.p
+}
+
+func (t *unknownTask) release() {}

@@ -386,9 +386,9 @@ func TestMalformedParamsDropTheLine(t *testing.T) {
 // frame is, and which params count.
 func TestMembersAfterParams(t *testing.T) {
 	drops := make(chan rpc.Drop, 16)
-	var notes []string
+	notes := make(chan string, 4)
 	reg := echoRegistry()
-	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) { notes = append(notes, p.Text) })
+	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) { notes <- p.Text })
 	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
 
 	// An id after params makes a request of what began as a notification
@@ -423,7 +423,7 @@ func TestMembersAfterParams(t *testing.T) {
 	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"g"},"jsonrpc":"2.0"}`)
 	p.Send(`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"text":"h"}}`)
 	p.Expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"h"}}`)
-	if got := strings.Join(notes, ","); got != "f,g" {
+	if got := <-notes + "," + <-notes; got != "f,g" {
 		t.Fatalf("notifications %q, want f,g", got)
 	}
 	select {

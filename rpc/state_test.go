@@ -6,27 +6,27 @@ import (
 	"testing"
 )
 
-// An impossible change of a Conn's state panics where it happens (the
-// check runs under test), naming what broke.
+// Under test, a broken invariant of a Conn's state panics where it happens,
+// instead of hanging a test later.
+func init() {
+	onViolation = func(msg string) { panic(msg) }
+}
+
+// An impossible change of a Conn's state panics where it happens, naming
+// what broke.
 func TestImpossibleTransitionsPanic(t *testing.T) {
-	if !checkInvariants {
-		t.Fatal("invariants are not checked under test")
-	}
 	ended := errors.New("ended")
-	for name, bad := range map[string]func(s *connState){
-		"end undone":           func(s *connState) { s.err = nil },
-		"closed without end":   func(s *connState) { s.err, s.closed = nil, true },
-		"slots over the bound": func(s *connState) { s.active = s.maxActive + 1 },
-		"waits with a free slot": func(s *connState) {
-			s.waiting.push(waitingTask{rc: &requestContext{t: &unknownTask{}}})
-		},
-		"stuck beyond active":  func(s *connState) { s.stuck = s.active + 1 },
-		"reading before Start": func(s *connState) { s.started, s.reading = false, true },
+	for name, bad := range map[string]func(s *state){
+		"ended without a reason": func(s *state) { s.phase = phaseEnded },
+		"reason while open":      func(s *state) { s.phase, s.err = phaseOpen, ended },
+		"goroutine uncounted":    func(s *state) { s.goroutines = -1 },
+		"slots over the bound":   func(s *state) { s.in.active = s.in.slots + 1 },
+		"waits with a free slot": func(s *state) { s.in.waiting.push(&job{}) },
+		"stuck beyond active":    func(s *state) { s.in.stuck = s.in.active + 1 },
+		"held without a barrier": func(s *state) { s.in.held.push(&job{}) },
+		"reading before Start":   func(s *state) { s.reading = true },
 	} {
 		c := NewConn(strings.NewReader(""), discard{}, nil)
-		if name == "end undone" {
-			c.update(func(s *connState) { s.endWith(ended) })
-		}
 		func() {
 			defer func() {
 				if v := recover(); v == nil {
@@ -40,12 +40,16 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 	}
 	// A valid sequence does not panic.
 	c := NewConn(strings.NewReader(""), discard{}, nil)
-	c.update(func(s *connState) { s.started, s.reading = true, true })
-	c.update(func(s *connState) {
-		s.active = s.maxActive
-		s.waiting.push(waitingTask{rc: &requestContext{t: &unknownTask{}}})
+	c.update(func(s *state) { c.setPhase(s, phaseOpen, nil) })
+	c.update(func(s *state) {
+		s.in.active = s.in.slots
+		s.in.waiting.push(&job{})
 	})
-	c.update(func(s *connState) { s.closed = true; s.endWith(ErrClosed); s.waiting.takeAll(); s.reading = false })
+	c.update(func(s *state) {
+		s.in.waiting.pop()
+		s.in.active = 0
+		c.setPhase(s, phaseClosed, ErrClosed)
+	})
 }
 
 type discard struct{}

@@ -1,62 +1,77 @@
 package rpc
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"sync"
 	"time"
 )
 
-// writer sends frames to the Conn's stream, whole frames only: a frame is
-// never split across Writes, and frames that queue up while a Write is in
-// progress go out together in the next one, so that under load many frames
-// cost one system call.
+// The writer sends frames to the Conn's output, whole frames only: a frame
+// is never split across Writes, and frames that queue up while a Write is
+// in progress go out together in the next one, so that under load many
+// frames cost one system call.
 //
 // The queue is bounded in bytes (Options.MaxWriteQueue). A frame that does
 // not fit waits for room; one larger than the whole bound waits until the
 // queue is empty and then goes alone. Waiting for room is how the peer's
-// reading paces this side: a caller waits with its context; a handler's
-// reply waits while its handler slot stays taken; the read loop, which
-// writes only the replies that need no handler (method not found, invalid
-// params, overloaded), waits before it reads on, so that a peer that sends
-// requests and never reads their answers is read no further until it does.
+// reading paces this side; who waits, and who writes, depends on who sends
+// (see sender).
 //
-// Writes happen on goroutines of the Conn only, never on a caller's: a
-// goroutine that queues a frame when no Write is in progress gives the
-// writer's role, which lasts until the queue is empty, to the writer's own
-// goroutine (see loop) — or takes it, when it is a handler's goroutine
-// queueing its reply. So a caller's wait always ends with its context, and
-// a frame that no Write has taken yet can be withdrawn.
+// One goroutine at a time holds the writing role: it writes batch after
+// batch until the queue is empty, then gives the role up. A goroutine that
+// queues a frame when nobody holds the role takes it if it may block in a
+// Write; otherwise the writer goroutine is started to take it. So a caller's
+// wait always ends with its context, and a frame that no Write has taken
+// yet can be withdrawn.
 //
-// Errors are sticky, as with bufio.Writer: a failed or short Write ends the
-// connection (see Conn.failOutput), and every frame queued then or later
-// fails with the same error.
-type writer struct {
-	w        io.Writer
-	maxQueue int // bytes
-	timeout  time.Duration
-	deadline writeDeadliner // nil when w cannot be interrupted
-
-	mu      sync.Mutex
-	queue   []*frame      // waiting for a Write, in order
-	queued  int           // bytes in queue
-	writing bool          // a goroutine holds the writer's role
-	room    chan struct{} // closed when bytes leave the queue; waiters for room wait on it
-	idle    chan struct{} // closed when the queue is empty and no Write is in progress
-	err     error         // sticky: the write error, or ErrClosed
-	stopped chan struct{} // closed when err is set
-	batch   []byte        // the buffer in which queued frames are joined, reused
-	inWrite bool          // a Write is in progress (for close)
-	seq     uint64        // counts the frames queued, to tell them apart (see withdraw)
-
-	// The writer's goroutine: loopAlive says it runs, and wake, buffered,
-	// gives it the writer's role. Both change under mu, so that a role
-	// given as it decides to exit is never lost.
-	loopAlive bool
-	wake      chan struct{}
+// A failed or short Write ends the connection (phaseClosed, with the write
+// error); the frames queued then or later are dropped.
+type outbox struct {
+	max     int      // MaxWriteQueue
+	frames  []*frame // waiting for a Write, in order
+	bytes   int      // in frames
+	seq     uint64   // counts the frames queued, to tell them apart (see withdraw)
+	writing bool     // a goroutine holds the writing role
+	inWrite bool     // a Write is in progress (Close interrupts it)
+	room    signal   // broadcast when bytes leave the queue, or it closes
+	batch   []byte   // where queued frames are joined; the role holder's
 }
+
+// sender says who sends a frame: how it waits for room in the queue, and
+// whether its goroutine may block in a Write.
+type sender uint8
+
+const (
+	// fromCaller: a call or a notification of a user's goroutine. It waits
+	// for room with its context and never writes, but for one case: a
+	// lone call or notification, when nothing is queued or being written,
+	// whose context cannot end, on a stream that Close can interrupt
+	// (SetWriteDeadline), writes its own frame: that spares it two
+	// goroutine switches and it can still only end by Close.
+	fromCaller sender = iota
+	// fromHandler: a reply, from a goroutine of the Conn that runs a
+	// handler. It waits for room while the Conn lives, its slot taken
+	// (that is the backpressure on the peer's requests), and writes the
+	// queue itself when nobody does.
+	fromHandler
+	// fromReadLoop: a reply the read loop makes on its own (method not
+	// found, invalid params, overloaded). It waits for room while the Conn
+	// lives, and reads on only then: a peer that sends requests without
+	// reading the replies is read no further until it reads. It never
+	// writes: a read loop blocked in a Write could not read the input that
+	// the peer's own blocked Write is waiting to deliver.
+	fromReadLoop
+	// fromPolicy: a frame that must not wait, such as the cancel
+	// notification of a call whose context has ended. It may pass the
+	// bound by its size.
+	fromPolicy
+)
+
+// maxRetainedBatch bounds the batch buffer kept between bursts.
+const maxRetainedBatch = 256 << 10
 
 // writeDeadliner is implemented by streams whose blocked writes can be
 // interrupted (net.Conn, pipes from os.Pipe).
@@ -64,326 +79,226 @@ type writeDeadliner interface {
 	SetWriteDeadline(t time.Time) error
 }
 
-// maxRetainedBatch bounds the batch buffer kept between bursts.
-const maxRetainedBatch = 256 << 10
+func (o *outbox) empty() bool { return len(o.frames) == 0 && !o.writing }
 
-func (w *writer) init(out io.Writer, maxQueue int, timeout time.Duration) {
-	w.w, w.maxQueue, w.timeout = out, maxQueue, timeout
-	w.stopped = make(chan struct{})
-	w.wake = make(chan struct{}, 1)
-	if d, ok := out.(writeDeadliner); ok {
-		w.deadline = d
-	}
+// fits reports whether a frame of n bytes fits the queue now.
+func (o *outbox) fits(n int) bool { return o.bytes == 0 || o.bytes+n <= o.max }
+
+// push queues f and returns its number.
+func (o *outbox) push(f *frame) uint64 {
+	o.seq++
+	f.seq = o.seq
+	o.frames = append(o.frames, f)
+	o.bytes += len(f.b) - f.off
+	return f.seq
 }
 
-// enqueue queues f, waiting for room as long as ctx allows (a nil ctx
-// waits until the connection closes). It returns once f is queued, with
-// the number that withdraw takes: f then belongs to the writer. When a
-// Write must be started and self is set, the calling goroutine (one of the
-// Conn's) writes it; otherwise the writer's goroutine does. On error, f
-// still belongs to the caller.
-func (w *writer) enqueue(c *Conn, ctx context.Context, f *frame, self bool) (seq uint64, err error) {
-	n := len(f.b)
-	w.mu.Lock()
-	for w.err == nil && w.queued > 0 && w.queued+n > w.maxQueue {
-		if w.room == nil {
-			w.room = make(chan struct{})
-		}
-		room := w.room
-		w.mu.Unlock()
-		var stop <-chan struct{}
-		if ctx != nil {
-			stop = ctx.Done()
-		}
-		select {
-		case <-room: // bytes left the queue, or the writer was closed
-		case <-stop:
-			return 0, ctx.Err()
-		}
-		w.mu.Lock()
+// dropAll drops the queued frames: the Conn closed.
+func (o *outbox) dropAll() {
+	for i, f := range o.frames {
+		putFrame(f)
+		o.frames[i] = nil
 	}
-	if err := w.err; err != nil {
-		w.mu.Unlock()
+	o.frames = o.frames[:0]
+	o.bytes = 0
+	o.room.broadcast()
+}
+
+// send queues the sealed frame f, as way says (see sender), and sees it
+// written. stop is a caller's context's Done channel. It returns f's
+// number for withdraw, once f is queued (f then belongs to the writer), or
+// why it was not: the Conn's error once it is closed, or errStopped when
+// stop was closed first (f is then still the caller's).
+func (c *Conn) send(f *frame, way sender, stop <-chan struct{}) (uint64, error) {
+	return c.sendWith(f, way, stop, nil)
+}
+
+// errStopped says a frame's sender stopped waiting for room.
+var errStopped = errors.New("rpc: stopped waiting for room in the write queue")
+
+// sendWith is send, with before (when set) applied to the state under the
+// same lock as the frame is queued; an error from it is returned as is,
+// and nothing is queued.
+func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, error) {
+	n := len(f.b) - f.off
+	c.lock()
+	s := &c.st
+	for s.phase != phaseClosed && way != fromPolicy && !s.out.fits(n) {
+		room := s.out.room.wait()
+		c.mu.Unlock() // nothing changed
+		select {
+		case <-room:
+		case <-stop:
+			return 0, errStopped
+		}
+		c.lock()
+	}
+	if s.phase == phaseClosed {
+		err := s.err
+		c.mu.Unlock()
 		return 0, err
 	}
-	w.seq++
-	seq, f.seq = w.seq, w.seq
-	w.queue = append(w.queue, f)
-	w.queued += n
-	start := !w.writing
-	w.writing = true
-	if start && !self {
-		w.handOff(c)
+	if before != nil {
+		if err := before(s); err != nil {
+			c.unlock()
+			return 0, err
+		}
 	}
-	w.mu.Unlock()
-	if start && self {
-		w.flush(c)
+	seq := s.out.push(f)
+	role := noRole
+	if !s.out.writing {
+		s.out.writing = true
+		switch {
+		case way == fromHandler:
+			role = roleSelf
+		case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && s.calls.lone():
+			role = roleCaller
+		default:
+			s.goroutines++
+			go c.flush(roleGoroutine)
+		}
+	}
+	c.unlock()
+	if role != noRole {
+		c.flush(role)
 	}
 	return seq, nil
 }
 
-// push queues f without waiting for room, for the small frames that must
-// not wait (a cancel notification: see Conn.sendCancel). On error, f still
-// belongs to the caller.
-func (w *writer) push(c *Conn, f *frame) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	w.seq++
-	f.seq = w.seq
-	w.queue = append(w.queue, f)
-	w.queued += len(f.b)
-	if !w.writing {
-		w.writing = true
-		w.handOff(c)
-	}
-	return nil
-}
-
-// handOff gives the writer's role to the writer's goroutine, starting it if
-// it does not run. Called with mu held, by the role's holder.
-func (w *writer) handOff(c *Conn) {
-	if w.loopAlive {
-		w.wake <- struct{}{} // never blocks: only the role's holder sends
-		return
-	}
-	w.loopAlive = true
-	c.running.Add(1)
-	go w.loop(c)
-}
-
-// writeOwn writes a caller's frame on the caller's goroutine, when nothing
-// is queued or being written and the stream has a write deadline (so that
-// Close can interrupt the Write); it reports false, having done nothing,
-// otherwise. Frames that queue up meanwhile go to the writer's goroutine:
-// a caller writes nothing but its own frame. It spares a lone call or
-// notification two goroutine switches.
-func (w *writer) writeOwn(c *Conn, f *frame) (ok bool, err error) {
-	w.mu.Lock()
-	if w.deadline == nil || w.writing || len(w.queue) > 0 || w.err != nil || len(f.b) > w.maxQueue {
-		w.mu.Unlock()
-		return false, nil
-	}
-	w.writing, w.inWrite = true, true
-	w.mu.Unlock()
-
-	err = w.write(c, f.b)
-
-	w.mu.Lock()
-	w.inWrite = false
-	if w.timeout > 0 || w.err == ErrClosed {
-		w.deadline.SetWriteDeadline(time.Time{}) // give the stream back as it was
-	}
-	if err != nil {
-		w.fail(err)
-	}
-	if len(w.queue) > 0 {
-		w.handOff(c) // it writes them, or fails them
-	} else {
-		w.writing = false
-		if w.idle != nil {
-			close(w.idle)
-			w.idle = nil
+// reply queues a response of a handler's or of the read loop's. The peer
+// learns nothing of a failure; it is logged.
+func (c *Conn) reply(f *frame, way sender) {
+	if _, err := c.send(f, way, nil); err != nil {
+		putFrame(f)
+		if c.log != nil && !errors.Is(err, ErrClosed) {
+			c.log.Error("rpc: writing a response failed", slog.String("error", err.Error()))
 		}
 	}
-	w.mu.Unlock()
-	if err != nil {
-		c.failOutput(err)
-	}
-	return true, err
 }
 
-// loop is the writer's goroutine: it flushes whenever it is given the
-// writer's role, and exits once it has been idle for idleTimeout, or when
-// reading has ended or writing has stopped (a later frame starts it again).
-// It is kept between flushes so that its stack, grown for the Write, is not
-// grown anew for every frame.
-func (w *writer) loop(c *Conn) {
-	defer c.running.Done()
-	idle := time.NewTimer(idleTimeout)
-	defer idle.Stop()
-	for {
-		w.flush(c) // the role came with the start or the wake
-		idle.Reset(idleTimeout)
-		select {
-		case <-w.wake:
-			continue
-		case <-idle.C:
-		case <-c.readDone:
-		case <-w.stopped:
-		}
-		w.mu.Lock()
-		select {
-		case <-w.wake: // given the role as it was about to exit
-			w.mu.Unlock()
-			continue
-		default:
-		}
-		w.loopAlive = false
-		w.mu.Unlock()
-		return
-	}
-}
+// writerRole says which goroutine holds the writing role in flush.
+type writerRole uint8
 
-// withdraw removes the frame f queued as seq, if no Write has taken it
-// yet, and reports whether it did; f then belongs to the caller again. The
-// number tells f from the same pooled frame queued again by someone else
-// after it was written.
-func (w *writer) withdraw(f *frame, seq uint64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for i, q := range w.queue {
-		if q == f && q.seq == seq {
-			copy(w.queue[i:], w.queue[i+1:])
-			w.queue[len(w.queue)-1] = nil
-			w.queue = w.queue[:len(w.queue)-1]
-			w.queued -= len(f.b)
-			w.freeRoom()
-			return true
-		}
-	}
-	return false
-}
+const (
+	noRole        writerRole = iota
+	roleGoroutine            // the writer goroutine: it exits once the queue is empty
+	roleSelf                 // a goroutine of the Conn's that queued a frame
+	roleCaller               // a caller writing its own frame: one batch, then the writer goroutine takes over
+)
 
 // flush writes what is queued, batch after batch, until the queue is empty
-// or writing has failed; the caller holds the writer's role, and gives it
-// up here.
-func (w *writer) flush(c *Conn) {
-	w.mu.Lock()
-	for len(w.queue) > 0 && w.err == nil {
-		frames := w.queue
+// or the Conn closed, for the goroutine that holds the writing role, and
+// then gives the role up.
+func (c *Conn) flush(role writerRole) {
+	c.lock()
+	s := &c.st
+	o := &s.out
+	for batches := 0; ; batches++ {
+		if len(o.frames) == 0 || s.phase == phaseClosed {
+			o.writing = false
+			break
+		}
+		if role == roleCaller && batches == 1 {
+			// Frames came while the caller wrote: the writer goroutine
+			// takes the role over, since a caller writes nothing but its
+			// own frame.
+			s.goroutines++
+			go c.flush(roleGoroutine)
+			c.unlock()
+			return
+		}
+		frames := o.frames
 		var out []byte
 		if len(frames) == 1 {
-			out = frames[0].b
+			out = frames[0].b[frames[0].off:]
 		} else {
-			out = w.batch[:0]
+			out = o.batch[:0]
 			for _, f := range frames {
-				out = append(out, f.b...)
+				out = append(out, f.b[f.off:]...)
 			}
 		}
-		w.queue = w.queue[len(w.queue):] // keeps the storage: frames stays intact for below
-		w.inWrite = true
-		w.mu.Unlock()
+		o.frames = o.frames[len(o.frames):] // keeps the storage: frames stays intact for below
+		o.inWrite = true
+		c.unlock()
 
-		err := w.write(c, out)
+		err := c.write(out)
 
-		w.mu.Lock()
-		w.inWrite = false
-		if w.deadline != nil && (w.timeout > 0 || w.err == ErrClosed) {
-			w.deadline.SetWriteDeadline(time.Time{}) // give the stream back as it was
+		c.lock()
+		o.inWrite = false
+		if c.writeDeadline != nil && (c.writeTimeout > 0 || s.phase == phaseClosed) {
+			c.writeDeadline.SetWriteDeadline(time.Time{}) // give the stream back as it was
 		}
 		if len(frames) > 1 && cap(out) <= maxRetainedBatch {
-			w.batch = out
+			o.batch = out
 		}
-		w.queued -= len(out)
-		if err != nil {
-			w.fail(err)
+		if s.phase != phaseClosed {
+			o.bytes -= len(out)
 		}
 		for i, f := range frames {
 			putFrame(f)
 			frames[i] = nil
 		}
-		if len(w.queue) == 0 {
-			w.queue = frames[:0]
+		if len(o.frames) == 0 {
+			o.frames = frames[:0]
 		}
-		w.freeRoom()
+		o.room.broadcast()
 		if err != nil {
-			w.mu.Unlock()
-			c.failOutput(err)
-			w.mu.Lock()
+			c.setPhase(s, phaseClosed, writeError(err))
 		}
 	}
-	// Closed or failed: what is still queued fails with the same error.
-	for _, f := range w.queue {
-		w.queued -= len(f.b)
-		putFrame(f)
+	if role == roleGoroutine {
+		s.goroutines--
 	}
-	clear(w.queue)
-	w.queue = w.queue[:0]
-	w.writing = false
-	if w.idle != nil {
-		close(w.idle)
-		w.idle = nil
+	c.unlock()
+}
+
+// writeError is the reason a failed Write gives the connection.
+func writeError(err error) error {
+	if err == ErrWriteTimeout {
+		return err
 	}
-	w.freeRoom()
-	w.mu.Unlock()
+	return fmt.Errorf("rpc: writing output: %w", err)
 }
 
 // write makes one Write of b. Under a write timeout, a stream with a write
-// deadline has it set; on any other, the connection is ended when the
+// deadline has it set; on any other, the connection is closed when the
 // timeout passes (the Write itself goes on until it returns). A short
 // write is an error, as it is for bufio.Writer.
-func (w *writer) write(c *Conn, b []byte) error {
-	if w.timeout > 0 {
-		if w.deadline != nil {
-			w.deadline.SetWriteDeadline(time.Now().Add(w.timeout))
+func (c *Conn) write(b []byte) error {
+	if c.writeTimeout > 0 {
+		if c.writeDeadline != nil {
+			c.writeDeadline.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 		} else {
-			t := time.AfterFunc(w.timeout, func() { c.failOutput(ErrWriteTimeout) })
+			t := time.AfterFunc(c.writeTimeout, func() {
+				c.update(func(s *state) { c.setPhase(s, phaseClosed, ErrWriteTimeout) })
+			})
 			defer t.Stop()
 		}
 	}
-	n, err := w.w.Write(b)
+	n, err := c.w.Write(b)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
-	if err != nil && w.timeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+	if err != nil && c.writeTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 		err = ErrWriteTimeout
 	}
 	return err
 }
 
-// fail makes err the sticky error, unless there is one. Called with mu
-// held.
-func (w *writer) fail(err error) {
-	if w.err == nil {
-		w.err = err
-		close(w.stopped)
+// withdraw removes the frame f queued as seq, if no Write has taken it
+// yet, and reports whether it did; f then belongs to the caller again. The
+// number tells f from the same pooled frame queued again by someone else
+// after it was written. Called under the lock.
+func (o *outbox) withdraw(f *frame, seq uint64) bool {
+	for i, q := range o.frames {
+		if q == f && q.seq == seq {
+			copy(o.frames[i:], o.frames[i+1:])
+			o.frames[len(o.frames)-1] = nil
+			o.frames = o.frames[:len(o.frames)-1]
+			o.bytes -= len(f.b) - f.off
+			o.room.broadcast()
+			return true
+		}
 	}
-	w.freeRoom()
+	return false
 }
-
-// freeRoom wakes the goroutines waiting for room. Called with mu held.
-func (w *writer) freeRoom() {
-	if w.room != nil {
-		close(w.room)
-		w.room = nil
-	}
-}
-
-// drain returns a channel closed once nothing is queued or being written
-// (or writing has failed).
-func (w *writer) drain() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.writing && len(w.queue) == 0 {
-		return closedChan
-	}
-	if w.idle == nil {
-		w.idle = make(chan struct{})
-	}
-	return w.idle
-}
-
-// close fails every frame queued from now on with ErrClosed, and
-// interrupts a Write in progress when the stream can be interrupted. A
-// Write that cannot be is not waited for: a stalled peer could block it
-// forever.
-func (w *writer) close() {
-	w.mu.Lock()
-	w.fail(ErrClosed)
-	if w.inWrite && w.deadline != nil {
-		// Under mu, so that flush, which resets the deadline once the
-		// Write returns, does so after this.
-		w.deadline.SetWriteDeadline(time.Now())
-	}
-	w.freeRoom()
-	w.mu.Unlock()
-}
-
-var closedChan = func() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}()

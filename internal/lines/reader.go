@@ -41,6 +41,7 @@ type Reader struct {
 	// all the room it was given.
 	lastRead int
 	lastFull bool
+	prefix   []byte // the start of the last oversize line, once there was one
 }
 
 // keepLargeRefills is how many refills a grown buffer survives unused.
@@ -59,6 +60,10 @@ type Event struct {
 	Line []byte
 	// Oversize is set when a line longer than the limit was skipped.
 	Oversize bool
+	// Prefix is the start of a line skipped as oversize, at most
+	// PrefixSize bytes (so that a reader may learn what the line was). It
+	// is valid until the next call to Next.
+	Prefix []byte
 	// Size is the length of the line in bytes, LF excluded.
 	Size int64
 }
@@ -84,7 +89,7 @@ func (r *Reader) Next() (ev Event, tail int, err error) {
 			if err != nil {
 				return Event{}, tail, err
 			}
-			return Event{Oversize: true, Size: size}, 0, nil
+			return Event{Oversize: true, Size: size, Prefix: r.prefix}, 0, nil
 		}
 		if err := r.fill(); err != nil {
 			tail := r.end - r.start
@@ -119,28 +124,38 @@ func (r *Reader) fill() error {
 		}
 		r.start = 0
 	}
+	room := len(r.buf) - r.end
+	n, err := r.read(r.buf[r.end:])
+	r.end += n
+	r.lastRead, r.lastFull = n, n == room
+	if n > 0 {
+		return nil // process what arrived; an error comes next time
+	}
+	return err
+}
+
+// read reads into p until it gets bytes or an error, which is sticky: the
+// next read returns it again. A reader that keeps returning nothing fails
+// with io.ErrNoProgress, as bufio's does.
+func (r *Reader) read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
 	for empty := 0; ; empty++ {
-		room := len(r.buf) - r.end
-		n, err := r.r.Read(r.buf[r.end:])
-		if n < 0 || n > room {
+		n, err := r.r.Read(p)
+		if n < 0 || n > len(p) {
 			r.err = errors.New("lines: reader returned an invalid count")
-			return r.err
+			return 0, r.err
 		}
-		r.end += n
-		r.lastRead, r.lastFull = n, n == room
 		if err != nil {
 			r.err = err
-			if n > 0 {
-				return nil // process what arrived; the error comes next time
-			}
-			return err
 		}
-		if n > 0 {
-			return nil
+		if n > 0 || err != nil {
+			return n, err
 		}
 		if empty == 100 {
 			r.err = io.ErrNoProgress
-			return r.err
+			return 0, r.err
 		}
 	}
 }
@@ -167,9 +182,31 @@ func (r *Reader) resize() {
 	}
 }
 
+// PrefixSize bounds the start of an oversize line that Next reports.
+const PrefixSize = 1 << 10
+
+// skipChunk is the size of the reads that skip an oversize line: large, so
+// that a long line costs few reads, yet far below any sensible maximum
+// line length.
+const skipChunk = 256 << 10
+
 // skipLine discards the current line up to and including its LF, reading as
-// needed, in a buffer that does not grow. It returns the line's length.
+// needed, and returns its length; it keeps its first PrefixSize bytes in
+// r.prefix. The line's bytes are not held: it reads into one buffer of
+// skipChunk bytes (at most max+1), made once per line and reused for
+// every read, so that skipping allocates nothing per read and goes at the
+// speed of the input.
 func (r *Reader) skipLine() (size int64, tail int, err error) {
+	if r.prefix == nil {
+		r.prefix = make([]byte, 0, PrefixSize)
+	}
+	r.prefix = append(r.prefix[:0], r.buf[r.start:min(r.end, r.start+PrefixSize)]...)
+	// What is buffered holds no LF (Next scanned it): count it, drop it.
+	size = int64(r.end - r.start)
+	r.start, r.end, r.scanned = 0, 0, 0
+	if n := min(skipChunk, r.max+1); len(r.buf) != n {
+		r.buf = make([]byte, n)
+	}
 	for {
 		if i := bytes.IndexByte(r.buf[r.start:r.end], '\n'); i >= 0 {
 			size += int64(i)
@@ -178,14 +215,10 @@ func (r *Reader) skipLine() (size int64, tail int, err error) {
 			return size, 0, nil
 		}
 		size += int64(r.end - r.start)
-		r.start, r.end, r.scanned = 0, 0, 0
-		if len(r.buf) > MinBuffer {
-			r.buf = make([]byte, MinBuffer)
-		}
-		if err := r.fill(); err != nil {
-			tail := size + int64(r.end-r.start)
-			r.start, r.end = 0, 0
-			return 0, int(min(tail, int64(^uint(0)>>1))), err
+		n, err := r.read(r.buf)
+		r.start, r.end = 0, n
+		if n == 0 { // bytes that came with an error are looked at first
+			return 0, int(min(size, int64(^uint(0)>>1))), err
 		}
 	}
 }

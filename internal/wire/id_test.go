@@ -11,6 +11,10 @@ func TestKeyOfID(t *testing.T) {
 		{num("-0"), num("0")},
 		{str(`"a"`), str(`"\u0061"`)},
 		{num("1.5"), num("1.5")},
+		{num("1.5"), num("15e-1")},
+		{num("1.50"), num("0.15E+1")},
+		{num("1e400"), num("10e399")},
+		{num("-2.5e-400"), num("-25e-401")},
 	}
 	for _, c := range same {
 		if KeyOfID(c.a) != KeyOfID(c.b) {
@@ -20,7 +24,10 @@ func TestKeyOfID(t *testing.T) {
 	differ := []struct{ a, b Value }{
 		{num("5"), str(`"5"`)},
 		{num("9007199254740992"), num("9007199254740993")},
-		{num("1.5"), num("15e-1")},
+		{num("1e400"), num("2e400")},
+		{num("1.5"), num("-1.5")},
+		{num("1.5"), str(`"1.5"`)},
+		{num("1e400"), num("1e401")},
 		{str(`"a"`), str(`"b"`)},
 	}
 	for _, c := range differ {

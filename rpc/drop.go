@@ -1,0 +1,141 @@
+package rpc
+
+import (
+	"log/slog"
+)
+
+// Drop describes a line that a Conn ignored. The peer is never told.
+type Drop struct {
+	Reason DropReason
+	// Line is the trimmed line. It is valid only during the OnDrop call,
+	// and nil for DropOversize and DropUnterminated.
+	Line []byte
+	// Size is the length of the line as read, in bytes, LF excluded.
+	Size int64
+	// Method names the method of a request or notification dropped for
+	// its params, for want of a handler, or for Shutdown.
+	Method string
+	// Err is the parse or decoding error behind the drop, if any.
+	Err error
+}
+
+// DropReason says why a line was ignored.
+type DropReason uint8
+
+// The reasons a line is dropped.
+const (
+	// DropMalformed: the line is not exactly one valid JSON value.
+	DropMalformed DropReason = iota + 1
+	// DropNotObject: the line is JSON but not an object (arrays, and so
+	// batches, included).
+	DropNotObject
+	// DropUnclassified: an object with neither a string or number id nor a
+	// string method.
+	DropUnclassified
+	// DropOversize: the line is longer than MaxFrameSize; it was skipped
+	// without being held in memory.
+	DropOversize
+	// DropTooDeep: the line nests arrays and objects deeper than MaxDepth.
+	DropTooDeep
+	// DropUnterminated: the input ended after bytes that no LF terminated.
+	DropUnterminated
+	// DropUnmatchedResponse: a response whose id matches no pending call
+	// (unknown, already settled, or abandoned by its context).
+	DropUnmatchedResponse
+	// DropUnhandledNotification: a notification with no handler.
+	DropUnhandledNotification
+	// DropInvalidParams: a request or notification whose params do not
+	// decode into the handler's type (a request is answered
+	// CodeInvalidParams; Err has the decoder's error, which the answer
+	// does not carry), or a cancel notification whose params do not parse.
+	DropInvalidParams
+	// DropShutdown: a request or a notification read after Shutdown
+	// began; it is not served.
+	DropShutdown
+	// DropUnmatchedCancel: a cancel notification (Options.Cancellation)
+	// naming no request that is running or waiting: unknown, or finished.
+	DropUnmatchedCancel
+)
+
+var dropReasonNames = [...]string{
+	DropMalformed:             "malformed JSON",
+	DropNotObject:             "not a JSON object",
+	DropUnclassified:          "neither request, response nor notification",
+	DropOversize:              "line longer than the maximum frame size",
+	DropTooDeep:               "nesting deeper than the maximum depth",
+	DropUnterminated:          "unterminated line at end of input",
+	DropUnmatchedResponse:     "response to no pending call",
+	DropUnhandledNotification: "notification without a handler",
+	DropInvalidParams:         "params do not decode",
+	DropShutdown:              "request or notification after shutdown began",
+	DropUnmatchedCancel:       "cancellation of no running request",
+}
+
+// String describes the reason in a few words.
+func (r DropReason) String() string {
+	if int(r) < len(dropReasonNames) && dropReasonNames[r] != "" {
+		return dropReasonNames[r]
+	}
+	return "unknown drop reason"
+}
+
+// LogValue reports a Drop to log/slog as what it means: the reason, the
+// size, the method and the error when there are ones, and the start of the
+// line as text.
+func (d Drop) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 5)
+	attrs = append(attrs, slog.String("reason", d.Reason.String()), slog.Int64("size", d.Size))
+	if d.Method != "" {
+		attrs = append(attrs, slog.String("method", d.Method))
+	}
+	if d.Err != nil {
+		attrs = append(attrs, slog.Any("error", d.Err))
+	}
+	if d.Line != nil {
+		attrs = append(attrs, slog.String("line", excerpt(d.Line)))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// String describes a Drop in one line, as LogValue does.
+func (d Drop) String() string {
+	s := "rpc: dropped a frame (" + d.Reason.String() + ")"
+	if d.Method != "" {
+		s += " of method " + d.Method
+	}
+	if d.Err != nil {
+		s += ": " + d.Err.Error()
+	}
+	if d.Line != nil {
+		s += ": " + excerpt(d.Line)
+	}
+	return s
+}
+
+// maxExcerpt bounds the part of a dropped line a log shows.
+const maxExcerpt = 200
+
+// excerpt returns the start of line as text, marked when it was cut.
+func excerpt(line []byte) string {
+	if len(line) <= maxExcerpt {
+		return string(line)
+	}
+	return string(line[:maxExcerpt]) + "…"
+}
+
+// drop reports an ignored frame to the hook and the logger.
+func (c *Conn) drop(d Drop) {
+	if c.onDrop != nil {
+		c.onDrop(d)
+	}
+	if c.log != nil {
+		attrs := []slog.Attr{slog.String("reason", d.Reason.String()), slog.Int64("size", d.Size)}
+		if d.Method != "" {
+			attrs = append(attrs, slog.String("method", d.Method))
+		}
+		if d.Err != nil {
+			attrs = append(attrs, slog.Any("error", d.Err))
+		}
+		c.log.LogAttrs(c.ctx, slog.LevelDebug, "rpc: line dropped", attrs...)
+	}
+}

@@ -1,0 +1,30 @@
+package rpc
+
+// A framer is where frames meet the byte stream: it cuts the input into
+// frames, and delimits each frame written. It is the only part of a Conn
+// that knows how frames are laid out; newline-delimited JSON (newline.go)
+// is the framing of a Conn.
+type framer interface {
+	// next returns the next frame of the input, read by the read loop
+	// only. The frame's bytes are valid until the next call. A frame too
+	// long to take is skipped without being held, and reported (skipped,
+	// with its size and first bytes). At the end of the input next returns
+	// io.EOF, or the read error, with the size of the frame it ended
+	// inside, if any, which is lost.
+	next() (inFrame, error)
+	// headroom is the room a frame keeps before its body, for what seal
+	// puts there.
+	headroom() int
+	// seal delimits the frame f, whose body is complete, so that its
+	// bytes from f.off on can be written as they are. Any goroutine may
+	// call it.
+	seal(f *frame)
+}
+
+// inFrame is a frame of the input, as the framer found it.
+type inFrame struct {
+	body    []byte // the frame, nil when skipped
+	size    int64  // its length, delimiters excluded
+	skipped bool   // it was longer than MaxFrameSize, and skipped
+	prefix  []byte // when skipped: its first bytes, as far as they were read
+}

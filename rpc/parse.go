@@ -1,0 +1,349 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+
+	gojson "github.com/goccy/go-json"
+
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/wire"
+)
+
+// parse reads one frame into a message: it validates it, classifies it
+// (docs/wire.md §2.2), finds its handler, and decodes its params for a
+// typed one, on the read loop, with no effect beyond the reader's scratch:
+// what the message asks for is then done by the read loop (read.go).
+//
+// A frame's params reach a typed handler's decoder without being walked
+// twice. The scanner leaves them unchecked (wire.Scanner.LazyParams), so
+// that the decoder, which rejects invalid JSON, checks them as it decodes;
+// and when they end the frame, it does not even find where they end
+// (wire.Scanner.ParamsToEnd): it guesses, and the decoder's success
+// confirms the guess, since go-json rejects anything after the value. When
+// the guess cannot be confirmed that way (the decode fails, or no typed
+// decoder takes the frame), the frame is parsed again, scanned in full, so
+// that members after params still decide what it is. The guess lives in
+// parse alone. A peer seen to write members after params has its next
+// frames scanned in full from the start, as every guess would fail.
+
+// reader is the state of the read loop's parsing; only the read loop
+// touches it.
+type reader struct {
+	scanner wire.Scanner
+	env     wire.Envelope
+	fixed   []byte // scratch for lines with invalid UTF-8
+	name    []byte // scratch for method names with escapes
+	// paramsFirst says the peer's last frame with params had a member
+	// after them: guessing is not worth it.
+	paramsFirst bool
+	preempt     preempter
+	reg         *Registry
+}
+
+// maxRetainedScratch bounds the scratch buffer kept after a line with
+// invalid UTF-8, so that one huge line does not pin its repair for good.
+const maxRetainedScratch = 64 << 10
+
+// msgKind is what a frame asks of the read loop.
+type msgKind uint8
+
+const (
+	msgBlank        msgKind = iota // nothing: a blank line is keep-alive noise
+	msgDrop                        // report it (Drop) and do nothing else
+	msgResponse                    // settle the call it answers
+	msgRequest                     // admit the request (t, or the unknown handler)
+	msgAnswer                      // answer the request at once with reply (and report drop, if set)
+	msgNotification                // queue the notification for the runner
+	msgPreempted                   // hand the notification to the preempter
+)
+
+// message is a frame as parse read it. Its byte slices alias the frame or
+// the reader's scratch: valid until the next parse.
+type message struct {
+	kind   msgKind
+	line   []byte // the frame, trimmed and valid UTF-8
+	size   int64  // its length as read
+	env    *wire.Envelope
+	method []byte
+	entry  *entry // the method's handler, when it has one of its own
+	t      task   // its handler bound to its params, for msgRequest and msgNotification
+	drop   DropReason
+	err    error  // why, for a drop
+	reply  *Error // the answer, for msgAnswer
+}
+
+// parse reads the frame raw.
+func (rd *reader) parse(raw []byte) message {
+	line := lines.TrimSpace(raw)
+	if len(line) == 0 {
+		return message{kind: msgBlank}
+	}
+	if !utf8.Valid(line) {
+		rd.fixed = lines.AppendValidUTF8(rd.fixed[:0], line)
+		line = rd.fixed
+		if cap(rd.fixed) > maxRetainedScratch {
+			rd.fixed = nil // line keeps it until the next parse
+		}
+	}
+	m, refuted := rd.parseLine(line, int64(len(raw)), !rd.paramsFirst)
+	if refuted {
+		m, _ = rd.parseLine(line, int64(len(raw)), false)
+	}
+	return m
+}
+
+// parseLine is parse of a trimmed, valid UTF-8 line; guess says whether
+// params may be guessed to end the frame. It reports refuted, having done
+// nothing, when the guess could not be confirmed.
+func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, refuted bool) {
+	m = message{line: line, size: size, env: &rd.env}
+	rd.scanner.ParamsToEnd = guess
+	top, depth, err := rd.scanner.Scan(line, &rd.env)
+	switch {
+	case err != nil:
+		return m.dropped(DropMalformed, err), false
+	case top != wire.Object:
+		return m.dropped(DropNotObject, nil), false
+	}
+	env := &rd.env
+	if env.Params.Kind != wire.Absent {
+		rd.paramsFirst = !env.ParamsLast
+	}
+	class := env.Class()
+	var view *registryView
+	switch class {
+	case wire.Request, wire.Notification:
+		m.method = rd.methodName(env)
+		if class == wire.Notification && rd.preempt != nil && rd.preempt.claims(m.method) {
+			m.kind = msgPreempted
+		} else if view = rd.reg.view(); view != nil {
+			m.entry = view.methods[string(m.method)]
+		}
+	case wire.Response:
+		m.kind = msgResponse
+	default:
+		return m.dropped(DropUnclassified, nil), false
+	}
+	decoder := m.entry.decoder(class)
+	if env.ParamsUnchecked && (decoder == nil || depth > MaxDepth) {
+		if env.ParamsToEnd {
+			return m, true // a guess cannot be checked but by a decoder
+		}
+		if _, _, err := rd.scanner.Scan(env.Params.Raw, nil); err != nil {
+			return m.dropped(DropMalformed, err), false
+		}
+		env.ParamsUnchecked = false
+	}
+	if depth > MaxDepth {
+		return m.dropped(DropTooDeep, nil), false
+	}
+	switch {
+	case m.kind != 0: // a response, or preempted
+		return m, false
+	case decoder != nil:
+		t, err := decoder(rd.params())
+		var bad malformedParams
+		switch {
+		case err == nil:
+			m.t = t
+		case errors.As(err, &bad) && env.ParamsToEnd:
+			return m, true
+		case errors.As(err, &bad):
+			return m.dropped(DropMalformed, bad.err), false
+		case class == wire.Request:
+			// The answer says what is wrong in the peer's terms; the
+			// decoder's error, which names the program's types, goes to
+			// OnDrop and the Logger only.
+			m = m.dropped(DropInvalidParams, err)
+			m.kind, m.reply = msgAnswer, &Error{Code: CodeInvalidParams, Message: describeParams(err)}
+			return m, false
+		default:
+			return m.dropped(DropInvalidParams, err), false
+		}
+	case class == wire.Request && view != nil && view.unknown != nil:
+		m.t = &unknownTask{request: view.unknown, method: string(m.method), p: rawParams(env)}
+	case class == wire.Notification && view != nil && view.unknownNotification != nil:
+		m.t = &unknownTask{notification: view.unknownNotification, method: string(m.method), p: rawParams(env)}
+	case class == wire.Request:
+		m.kind, m.reply = msgAnswer, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(m.method)}
+		return m, false
+	default:
+		return m.dropped(DropUnhandledNotification, nil), false
+	}
+	m.kind = msgRequest
+	if class == wire.Notification {
+		m.kind = msgNotification
+	}
+	return m, false
+}
+
+// dropped makes m a drop for reason.
+func (m message) dropped(reason DropReason, err error) message {
+	m.kind, m.drop, m.err = msgDrop, reason, err
+	return m
+}
+
+// rawParams returns a copy of the frame's params for a handler of unknown
+// methods (nil when absent), which runs after the frame is gone.
+func rawParams(env *wire.Envelope) json.RawMessage {
+	if env.Params.Raw == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), env.Params.Raw...)
+}
+
+// methodName returns the method's name as bytes, without allocating unless
+// the name has escapes.
+func (rd *reader) methodName(env *wire.Envelope) []byte {
+	if name, ok := wire.StringContent(env.Method.Raw); ok {
+		return name
+	}
+	rd.name = wire.AppendUnquote(rd.name[:0], env.Method.Raw)
+	return rd.name
+}
+
+// paramsIn is a params member on its way to the decoder of a typed
+// handler.
+type paramsIn struct {
+	raw       []byte
+	unchecked *wire.Scanner // non-nil: raw is not validated yet
+	toEnd     bool          // raw was guessed to end the object
+}
+
+// params returns the params member of the frame being parsed.
+func (rd *reader) params() paramsIn {
+	p := paramsIn{raw: rd.env.Params.Raw, toEnd: rd.env.ParamsToEnd}
+	if rd.env.ParamsUnchecked {
+		p.unchecked = &rd.scanner
+	}
+	return p
+}
+
+// malformed returns why raw is not valid JSON, or nil when it is (or was
+// validated with the frame); errGuessedParams when raw is only a guess.
+func (p paramsIn) malformed() error {
+	if p.toEnd {
+		return errGuessedParams
+	}
+	if p.unchecked == nil {
+		return nil
+	}
+	_, _, err := p.unchecked.Scan(p.raw, nil)
+	return err
+}
+
+// errGuessedParams says that params that did not decode were only guessed
+// to be the last member.
+var errGuessedParams = errors.New("rpc: params guessed to end the frame did not decode")
+
+// malformedParams is what a typed handler's decoder returns for params that
+// are not valid JSON: the frame is dropped as malformed (or, for guessed
+// params, parsed again).
+type malformedParams struct{ err error }
+
+func (m malformedParams) Error() string { return m.err.Error() }
+
+// Unwrap returns why the params are malformed (a *wire.SyntaxError), or
+// errGuessedParams.
+func (m malformedParams) Unwrap() error { return m.err }
+
+// decodeParamsOf decodes the params of a frame into *p for a typed handler
+// (or only validates them, when the method takes NoParams). It returns a
+// malformedParams error when the params are not valid JSON, and the
+// decoding error when they do not decode into P.
+func decodeParamsOf[P any](params paramsIn, p *P, omit bool) error {
+	var err error
+	if !omit {
+		err = decodeParams(params.raw, p)
+	}
+	if err != nil || omit {
+		if bad := params.malformed(); bad != nil {
+			return malformedParams{bad}
+		}
+	}
+	return err
+}
+
+// describeParams returns the text of the CodeInvalidParams answer to
+// params that do not decode: which member, what was expected and what
+// came, without the Go names of the types, which are the program's
+// business (the full error goes to OnDrop and Logger).
+func describeParams(err error) string {
+	var te *gojson.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return "invalid params"
+	}
+	b := []byte("invalid params: ")
+	if te.Field != "" {
+		b = append(b, "member "...)
+		b = strconv.AppendQuote(b, te.Field)
+		b = append(b, ": "...)
+	}
+	want := expectedKind(te.Type)
+	if want == "" {
+		return string(append(b, "not of the expected type"...))
+	}
+	b = append(b, "expected "...)
+	b = append(b, want...)
+	if got := gotKind(te.Value); got != "" {
+		b = append(b, ", got "...)
+		b = append(b, got...)
+	}
+	return string(b)
+}
+
+// expectedKind names the JSON kind that decodes into t.
+func expectedKind(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return ""
+}
+
+// gotKind names the JSON kind the decoder saw, from its description of
+// the value ("number -5", "array", ...).
+func gotKind(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] == ' ' {
+			v = v[:i]
+			break
+		}
+	}
+	switch v {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	case "null":
+		return "null"
+	}
+	return ""
+}
