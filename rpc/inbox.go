@@ -50,17 +50,17 @@ type inbox struct {
 	maxWaiting int // MaxWaitingRequests (0: none may wait)
 	maxBytes   int // MaxWaitingBytes
 
-	active  int        // slots taken by running handlers
-	lent    int        // handlers running without a slot, lent while they waited for the peer
-	stuck   int        // handlers holding a slot while they wait for the peer
-	waiting fifo[*job] // requests waiting for a slot, in arrival order
-	barrier *job       // the exclusive request waiting for those before it, or running
-	held    fifo[*job] // requests read after the barrier, in arrival order
-	bytes   int        // the lines of the waiting and held requests
+	active    int        // slots taken by running handlers
+	lent      int        // handlers running without a slot, lent while they waited for the peer
+	stuck     int        // handlers holding a slot while they wait for the peer
+	waiting   fifo[*job] // requests waiting for a slot, in arrival order
+	barrier   *job       // the exclusive request waiting for those before it, or running
+	held      fifo[*job] // requests read after the barrier, in arrival order
+	bytes     int        // the lines of the waiting and held requests
 	notes     fifo[note] // notifications waiting for the runner
-	noteBytes int      // their lines
-	noting    bool     // the notification runner runs (it exits when notes is empty)
-	byID      *idIndex // with a preempter: the requests in hand by id
+	noteBytes int        // their lines
+	noting    bool       // the notification runner runs (it exits when notes is empty)
+	byID      *idIndex   // with a preempter: the requests in hand by id
 }
 
 // admission is what became of a request the read loop admitted.

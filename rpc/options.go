@@ -194,4 +194,3 @@ func (o *Options) logger() *slog.Logger {
 	}
 	return o.Logger
 }
-

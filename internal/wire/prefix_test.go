@@ -10,10 +10,10 @@ func TestResponseIDInPrefix(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"a\"b","error":{"code":1,"mess`, `"a\"b"`},
 		{` { "id" : 12 , "result" : "xxxx`, `12`},
 		{`{"result":"xxx","id":3}`, `3`}, // whole: the id after the result
-		{`{"result":"xxxxx`, ``},          // the id is past the cut
+		{`{"result":"xxxxx`, ``},         // the id is past the cut
 		{`{"id":7,"method":"m","params":{"x`, ``},
-		{`{"id":7,"params":{"x`, ``},  // no result or error: not a response
-		{`{"id":12`, ``},              // the number may go on
+		{`{"id":7,"params":{"x`, ``}, // no result or error: not a response
+		{`{"id":12`, ``},             // the number may go on
 		{`{"id":7,"result":1,"method":"x`, ``},
 		{`{"id":null,"result":"xxx`, ``},
 		{`{"id":{"a":1},"result":"xxx`, ``},
