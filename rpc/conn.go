@@ -45,7 +45,8 @@ type Conn struct {
 	// ConnFromContext.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	done   chan struct{} // closed when the Conn ends (see setPhase)
+	done   chan struct{} // closed when the Conn ends (see unlock)
+	idle   chan work     // idle workers wait on it (workers.go)
 	lastID atomic.Uint64 // the id of the last request sent
 	// lastNote is the notification runner's last context (see
 	// noteContext); one runner runs at a time, under the state's lock.
@@ -83,6 +84,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		onDrop:       opts.onDrop(),
 		log:          opts.logger(),
 		done:         make(chan struct{}),
+		idle:         make(chan work),
 	}
 	c.readDeadline, _ = r.(readDeadliner)
 	c.writeDeadline, _ = w.(writeDeadliner)

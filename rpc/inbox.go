@@ -10,7 +10,7 @@ import (
 // loop, which admits them in arrival order, and the goroutines of the Conn
 // that run their handlers. The read loop never runs a handler.
 //
-// Requests run concurrently, each on a goroutine of its own, at most
+// Requests run concurrently, each on a worker of its own, at most
 // MaxConcurrentRequests at once (the slots). A request that finds every
 // slot taken waits, in arrival order, in a waiting room bounded by
 // MaxWaitingRequests and MaxWaitingBytes; one that finds the room full is
@@ -39,9 +39,8 @@ import (
 // So at most 2 × MaxConcurrentRequests handlers run, and a request either
 // runs or is answered.
 //
-// Notifications run one at a time, in arrival order, on a goroutine of
-// their own (the notification runner), which exists while notifications
-// wait or run. They wait in a queue with the waiting room's bounds (a
+// Notifications run one at a time, in arrival order, on one worker at a
+// time (the notification runner), while notifications wait or run. They wait in a queue with the waiting room's bounds (a
 // room of their own); a notification that finds it full holds the read
 // loop back until the runner has taken one: the same backpressure rule as
 // the write queue's. Exclusive requests do not hold notifications.
@@ -123,16 +122,15 @@ func (in *inbox) roomFor(r *job) bool {
 	return n < in.maxWaiting && (n == 0 || in.bytes+r.size <= in.maxBytes)
 }
 
-// start gives the request r a slot and a goroutine. Called under the lock.
+// start gives the request r a slot and a worker. Called under the lock.
 func (c *Conn) start(s *state, r *job) {
 	s.in.active++
 	r.holds, r.started = true, true
-	s.goroutines++
-	go c.runRequests(r)
+	c.goWork(s, work{kind: runRequest, j: r})
 }
 
-// runRequests is the body of the goroutines that run requests: it serves
-// r, then the requests that wait for its slot, and exits when none does.
+// runRequests is a worker's work of running requests: it serves r, then
+// the requests that wait for its slot, until none does.
 func (c *Conn) runRequests(r *job) {
 	for r != nil {
 		c.serveRequest(r)
@@ -143,9 +141,8 @@ func (c *Conn) runRequests(r *job) {
 }
 
 // finish records that the handler of r returned and its answer is queued,
-// and returns the next request for its goroutine to run, which inherits its
-// slot; when there is none, the slot is given back and the goroutine is
-// uncounted, as it exits. Called under the lock.
+// and returns the next request for its worker to run, which inherits its
+// slot; when there is none, the slot is given back. Called under the lock.
 func (c *Conn) finish(s *state, r *job) *job {
 	in := &s.in
 	r.finished = true
@@ -162,11 +159,7 @@ func (c *Conn) finish(s *state, r *job) *job {
 	if r == in.barrier {
 		in.lift()
 	}
-	next := c.startWaiting(s, true)
-	if next == nil {
-		s.goroutines--
-	}
-	return next
+	return c.startWaiting(s, true)
 }
 
 // lift ends the barrier: the requests it held are admitted in order, up to
@@ -288,21 +281,20 @@ func (c *Conn) admitNote(s *state, n note) (admission, bool) {
 	in.noteBytes += n.size
 	if !in.noting {
 		in.noting = true
-		s.goroutines++
-		go c.runNotes()
+		c.goWork(s, work{kind: runNotes})
 	}
 	return admitted, true
 }
 
-// runNotes is the notification runner: it runs the queued notifications in
-// order and exits when the queue is empty.
+// runNotes is a worker's work of running the notifications (as the
+// notification runner): it runs the queued ones in order until the queue
+// is empty.
 func (c *Conn) runNotes() {
 	for {
 		c.lock()
 		s := &c.st
 		if s.in.notes.len() == 0 {
 			s.in.noting = false
-			s.goroutines--
 			c.unlock()
 			return
 		}

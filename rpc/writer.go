@@ -23,7 +23,7 @@ import (
 // One goroutine at a time holds the writing role: it writes batch after
 // batch until the queue is empty, then gives the role up. A goroutine that
 // queues a frame when nobody holds the role takes it if it may block in a
-// Write; otherwise the writer goroutine is started to take it. So a caller's
+// Write; otherwise a worker is given it (writeQueue). So a caller's
 // wait always ends with its context, and a frame that no Write has taken
 // yet can be withdrawn.
 //
@@ -154,8 +154,7 @@ func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(
 		case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && s.calls.lone():
 			role = roleCaller
 		default:
-			s.goroutines++
-			go c.flush(roleGoroutine)
+			c.goWork(s, work{kind: writeQueue})
 		}
 	}
 	c.unlock()
@@ -180,10 +179,10 @@ func (c *Conn) reply(f *frame, way sender) {
 type writerRole uint8
 
 const (
-	noRole        writerRole = iota
-	roleGoroutine            // the writer goroutine: it exits once the queue is empty
-	roleSelf                 // a goroutine of the Conn's that queued a frame
-	roleCaller               // a caller writing its own frame: one batch, then the writer goroutine takes over
+	noRole     writerRole = iota
+	roleWorker            // a worker given the queue to write (writeQueue)
+	roleSelf              // a worker that queued a frame of its own (a reply)
+	roleCaller            // a caller writing its own frame: one batch, then a worker takes over
 )
 
 // flush writes what is queued, batch after batch, until the queue is empty
@@ -199,11 +198,9 @@ func (c *Conn) flush(role writerRole) {
 			break
 		}
 		if role == roleCaller && batches == 1 {
-			// Frames came while the caller wrote: the writer goroutine
-			// takes the role over, since a caller writes nothing but its
-			// own frame.
-			s.goroutines++
-			go c.flush(roleGoroutine)
+			// Frames came while the caller wrote: a worker takes the
+			// role over, since a caller writes nothing but its own frame.
+			c.goWork(s, work{kind: writeQueue})
 			c.unlock()
 			return
 		}
@@ -245,9 +242,6 @@ func (c *Conn) flush(role writerRole) {
 		if err != nil {
 			c.setPhase(s, phaseClosed, writeError(err))
 		}
-	}
-	if role == roleGoroutine {
-		s.goroutines--
 	}
 	c.unlock()
 }
