@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/linetest"
@@ -239,5 +240,35 @@ func TestNoParamsOmitsTheMember(t *testing.T) {
 	}
 	if ping.Name() != "ping" || tick.Name() != "tick" {
 		t.Fatal("Name() does not return the wire name")
+	}
+}
+
+// A response longer than MaxFrameSize is skipped unread, but when its id
+// shows in its first bytes, as peers write it, the call it answers fails
+// at once with ErrFrameTooLarge instead of waiting for ever
+// (TestOversizeResponseFailsItsCall regresses a call that waited until its
+// context ended, for ever with context.Background()).
+func TestOversizeResponseFailsItsCall(t *testing.T) {
+	drops := make(chan rpc.Drop, 4)
+	p := newPeer(t, &rpc.Options{MaxFrameSize: 1 << 10, OnDrop: func(d rpc.Drop) { drops <- d }})
+	res := call(context.Background(), p.conn, "big")
+	r := p.NextRequest()
+	p.Send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{"echo":"` + strings.Repeat("x", 4<<10) + `"}}`)
+	got := within(t, res, "the call answered by an oversize response")
+	if !errors.Is(got.err, rpc.ErrFrameTooLarge) || !strings.Contains(got.err.Error(), "response") {
+		t.Fatalf("call = %v, want ErrFrameTooLarge about the response", got.err)
+	}
+	if d := within(t, drops, "the oversize drop"); d.Reason != rpc.DropOversize {
+		t.Fatalf("drop %v, want DropOversize", d.Reason)
+	}
+	// A call whose oversize response does not show its id early waits on,
+	// and the stream goes on.
+	res = call(context.Background(), p.conn, "big")
+	r = p.NextRequest()
+	p.Send(`{"jsonrpc":"2.0","result":{"echo":"` + strings.Repeat("x", 4<<10) + `"},"id":` + string(r.ID) + `}`)
+	within(t, drops, "the second oversize drop")
+	p.Answer(r, `{"echo":"small"}`)
+	if got := within(t, res, "the call answered again"); got.err != nil || got.r.Echo != "small" {
+		t.Fatalf("call = %+v", got)
 	}
 }

@@ -452,3 +452,30 @@ func TestRequestContextLookedAtLate(t *testing.T) {
 		})
 	}
 }
+
+// A cancel notification names a request by the rule responses match calls
+// by (TestCancelMatchesIDsExactly regresses a rule that compared numbers
+// as doubles, so that 2^53 cancelled 2^53+1, and 2e400 cancelled 1e400):
+// numbers by their exact value, strings by their content.
+func TestCancelMatchesIDsExactly(t *testing.T) {
+	for _, tc := range []struct{ id, other, same string }{
+		{`9007199254740993`, `9007199254740992`, `9007199254740993.0`},
+		{`1e400`, `2e400`, `10e399`},
+		{`1.5`, `1.4999999999999999999`, `15e-1`},
+		{`"a"`, `"A"`, `"\u0061"`},
+	} {
+		b := newBlocker()
+		drops := make(chan rpc.Drop, 4)
+		p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+		p.Send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"error"}}`)
+		within(t, b.started, "the handler to start")
+		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.other + `}}`)
+		if d := within(t, drops, "the unmatched cancel's drop"); d.Reason != rpc.DropUnmatchedCancel {
+			t.Fatalf("%s cancelled by %s: drop %v, want DropUnmatchedCancel", tc.id, tc.other, d.Reason)
+		}
+		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.same + `}}`)
+		if cause := within(t, b.ended, "the handler to end"); !errors.Is(cause, rpc.ErrPeerCancelled) {
+			t.Fatalf("%s cancelled by %s: cause %v", tc.id, tc.same, cause)
+		}
+	}
+}

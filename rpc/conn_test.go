@@ -173,13 +173,20 @@ func TestConnFromContext(t *testing.T) {
 }
 
 // Shutdown serves what was read before it, refuses what comes after, and
-// closes once the answers are written.
+// closes once the answers are written. Here the handler of the first
+// request calls Shutdown itself, with its context: Shutdown cannot wait
+// for the handler that calls it, so it begins the shutdown and returns at
+// once, and the Conn closes once that handler has answered too.
 func TestShutdownAnswersWhatWasRead(t *testing.T) {
 	release := make(chan struct{})
-	entered := make(chan string, 1000)
+	entered := make(chan struct{})
+	shutdown := make(chan error, 1)
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
-		entered <- p.Text
+		if p.Text == "running" {
+			<-entered // the test knows the queued request was read
+			shutdown <- rpc.ConnFromContext(ctx).Shutdown(ctx)
+		}
 		<-release
 		return echoResult{Echo: p.Text}, nil
 	})
@@ -189,39 +196,83 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1, OnDrop: func(d rpc.Drop) { drops <- d }})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"running"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"queued"}}`)
-	p.Send(`{"jsonrpc":"2.0","method":"tick"}`) // lines are handled in order: once it is, both requests were read
-	<-read
-	if s := <-entered; s != "running" {
-		t.Fatalf("entered %q", s)
+	p.Send(`{"jsonrpc":"2.0","method":"tick"}`) // frames are read in order: once it is handled, both requests were read
+	within(t, read, "the tick notification")
+	close(entered)
+	if err := within(t, shutdown, "Shutdown called by a handler to return"); err != nil {
+		t.Fatalf("Shutdown from the handler = %v", err)
 	}
-	shut := make(chan error, 1)
-	go func() { shut <- p.conn.Shutdown(context.Background()) }()
-	// A request read after Shutdown began is dropped, not served; one read
-	// before is queued and served. Send until the drop shows Shutdown began.
-	late := 0
-	for begun := false; !begun; {
-		late++
-		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"late"}}`, 100+late))
-		select {
-		case d := <-drops:
-			if d.Reason != rpc.DropShutdown {
-				t.Fatalf("dropped as %v", d.Reason)
-			}
-			begun = true
-		case <-time.After(time.Millisecond):
-		}
+	// Read after Shutdown began: dropped, not served.
+	p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"late"}}`)
+	if d := within(t, drops, "the late request's drop"); d.Reason != rpc.DropShutdown {
+		t.Fatalf("dropped as %v, want DropShutdown", d.Reason)
+	}
+	select {
+	case <-p.conn.Done():
+		t.Fatal("the Conn ended before answering what it had read")
+	default:
 	}
 	close(release)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"running"}}`)
 	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"queued"}}`)
-	for i := 1; i < late; i++ { // the late ones queued before Shutdown began
-		p.Expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"late"}}`, 100+i))
+	if err := p.conn.Wait(); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("Wait = %v", err)
 	}
-	if err := <-shut; err != nil {
+}
+
+// Shutdown called from another goroutine waits until what was read is
+// answered, then returns; a second Shutdown returns at once.
+func TestShutdownWaitsForTheAnswers(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		entered <- struct{}{}
+		<-release
+		return echoResult{Echo: p.Text}, nil
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
+	within(t, entered, "the handler to start")
+	shut := make(chan error, 1)
+	go func() { shut <- p.conn.Shutdown(context.Background()) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v before the handler answered", err)
+	default:
+	}
+	close(release)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"x"}}`)
+	if err := within(t, shut, "Shutdown to return"); err != nil {
 		t.Fatalf("Shutdown = %v", err)
 	}
-	if !errors.Is(p.conn.Err(), rpc.ErrClosed) {
-		t.Fatalf("Err = %v", p.conn.Err())
+	if err := p.conn.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown = %v", err)
+	}
+}
+
+// A Notify racing Wait after the input ended: Wait never races a
+// goroutine's start (TestWaitAndNotifyAfterTheInputEnded regresses a
+// writer restarted through a WaitGroup whose Wait was in progress, a data
+// race under -race), and a Notify after Wait returned fails with the
+// Conn's error.
+func TestWaitAndNotifyAfterTheInputEnded(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	for range 200 {
+		c := rpc.NewConn(strings.NewReader(""), io.Discard, nil)
+		c.Start()
+		<-c.Done()
+		notified := make(chan error, 1)
+		go func() { notified <- c.Notify(context.Background(), "late", nil) }()
+		if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
+			t.Fatalf("Wait = %v", err)
+		}
+		if err := within(t, notified, "the racing Notify"); err != nil && !errors.Is(err, rpc.ErrInputEnded) {
+			t.Fatalf("Notify racing Wait = %v", err)
+		}
+		if err := c.Notify(context.Background(), "later", nil); !errors.Is(err, rpc.ErrInputEnded) {
+			t.Fatalf("Notify after Wait = %v", err)
+		}
 	}
 }
 

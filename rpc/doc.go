@@ -48,14 +48,22 @@
 //
 // # Notifications and concurrency
 //
-// Notifications are delivered in the order they were read, one at a time,
-// on the read loop: a notification handler must not wait for the peer.
-// Requests are handled on goroutines of the Conn, at most
+// Notifications are handled in the order they were read, one at a time,
+// on a goroutine of the Conn (the notification runner), never on the read
+// loop: a notification handler may call its peer, and the response is
+// read meanwhile. Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
 // order, in a waiting room bounded by Options.MaxWaitingRequests and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this
 // side's own calls are never held behind them. Responses may leave in
 // another order than the requests came; peers match them by id.
+//
+// A method registered with HandleExclusive runs alone: it starts once
+// every request read before it has finished, and the requests read after
+// it start once it has returned. That is how a handshake reads in a
+// JavaScript server, whose handlers start in arrival order: a request
+// written before "initialize" is served before it, and one written after
+// is served after it, every time.
 //
 // A caller's goroutine never does the peer's work: it encodes its frame,
 // queues it and waits, while goroutines of the Conn write the frames, read
@@ -64,10 +72,6 @@
 // carries whole frames, one when the stream keeps up, several when frames
 // queue up behind a slow Write (one system call for many frames under
 // load).
-//
-// A notification handler runs on the read loop, so a call it makes to its
-// own Conn could never be answered: such a call fails at once with
-// ErrCallInNotificationHandler (a goroutine the handler starts may call).
 //
 // A handler that calls its own peer back and waits lends its slot to a
 // waiting request meanwhile, and when every slot is held by a handler
@@ -79,7 +83,11 @@
 // Every queue of a Conn has a bound, and a policy at the bound:
 //   - requests beyond the handler slots and the waiting room are answered
 //     at once with CodeOverloaded (a JSON-RPC server error the peer may
-//     retry), and reading goes on;
+//     retry), and reading goes on; the requests held behind an exclusive
+//     one count against the waiting room;
+//   - notifications wait for their handler in a room of the same bounds
+//     as the requests' (a room of their own); when it is full, reading
+//     waits until the notification handler has taken one;
 //   - frames wait to be written in a queue of Options.MaxWriteQueue bytes
 //     (a larger frame goes alone). A caller waits for room with its
 //     context. A handler's reply waits with its slot taken. The read loop,
@@ -94,22 +102,25 @@
 //     Options.WriteTimeout to end such a connection with ErrWriteTimeout;
 //   - lines longer than Options.MaxFrameSize are skipped without being
 //     held; frames to send that are longer are refused (ErrFrameTooLarge,
-//     or a CodeInternalError reply).
+//     or a CodeInternalError reply). A response that is too long fails the
+//     call it answers with ErrFrameTooLarge when its id shows in its first
+//     bytes, as peers write it.
 //
 // So the memory a peer can make a Conn hold is at most about
 //
 //	MaxFrameSize (the line being read, 4× that while a line of invalid
 //	  UTF-8 is repaired)
 //	+ MaxWriteQueue + MaxFrameSize (the write queue, and a frame alone)
-//	+ MaxWaitingBytes (the waiting requests, as decoded params)
+//	+ 2 × MaxWaitingBytes (the waiting and held requests, and the waiting
+//	  notifications, as decoded params)
 //	+ MaxConcurrentRequests × (a running handler's params, reply and
 //	  whatever the handler itself holds), twice that count while handlers
-//	  wait for the peer
+//	  wait for the peer, plus one notification being handled
 //
 // with the defaults 64 MiB, 1 MiB, 16 MiB and 256 handlers. An idle Conn
 // holds about 7 KiB: its read buffer rests at 4 KiB and grows only with
-// traffic, and the goroutines that serve and write exit after 2 seconds
-// without work.
+// traffic, and its workers (the goroutines that run handlers and write)
+// exit after 2 seconds without work.
 //
 // # Request contexts
 //
@@ -124,7 +135,8 @@
 // stopped then calls Close once Done is closed.
 //
 // RequestFromContext tells a handler its request's method and raw id; a
-// notification handler's context says it is a notification.
+// notification handler's context says it is a notification. A
+// notification handler's context is the Conn's: Close ends it.
 //
 // # Cancellation
 //
@@ -195,13 +207,17 @@
 // # Shutdown
 //
 // Close stops dispatching, fails the pending calls, cancels the context of
-// running handlers (with ErrClosed as the cause), withdraws the frames not yet written and writes
-// nothing more. It never closes the streams, which belong to the caller.
-// Shutdown first lets the requests already read be answered and the
-// queued frames be written, for as long as its context allows. A
-// connection also ends when its input ends (calls fail with
-// ErrInputEnded; running handlers still answer) and when a write fails
-// (Err says why). Wait returns once every goroutine of the Conn has
+// running handlers (with ErrClosed as the cause), drops what waits and
+// the frames not yet written, and writes nothing more. It never closes
+// the streams, which belong to the caller. Shutdown first lets the
+// requests and notifications already read be handled and the queued
+// frames be written, for as long as its context allows; a handler may
+// call it with its own context, to have the Conn close once it has
+// answered. A connection also ends when its input ends (calls fail with
+// ErrInputEnded; the notifications read before are still handled, and
+// Done is closed once they are; running handlers still answer, and the
+// Conn closes once they have) and when a write fails (Err says why). Wait
+// returns once the Conn is closed and every goroutine of the Conn has
 // exited; on a stream without SetReadDeadline or SetWriteDeadline, that
 // includes a read or a Write in progress, which Close cannot interrupt.
 //

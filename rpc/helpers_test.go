@@ -33,6 +33,25 @@ func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	return &peer{Peer: lp, conn: c}
 }
 
+// waitBound bounds every wait of these tests for an event: a failure
+// report after a generous time, never a pace.
+const waitBound = time.Minute
+
+// within returns what ch yields, or fails the test, saying what it
+// waited for, when nothing comes within waitBound.
+func within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	timer := time.NewTimer(waitBound)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("waited %v for %s", waitBound, what)
+		panic("unreachable")
+	}
+}
+
 // interruptible gives the Conn's input the SetReadDeadline of the streams
 // whose blocked reads Close can interrupt (net.Conn, os.Pipe), as far as
 // a Conn uses it: a deadline that has passed ends the pipe.

@@ -49,11 +49,14 @@ type Options struct {
 	MaxConcurrentRequests int
 
 	// MaxWaitingRequests bounds how many requests may wait for a handler
-	// slot, and MaxWaitingBytes the total length of their lines. A request
-	// that finds every slot taken and the waiting room full is answered at
-	// once with CodeOverloaded, and reading goes on. Zero means
-	// DefaultMaxWaitingRequests and DefaultMaxWaitingBytes; a negative
-	// MaxWaitingRequests lets no request wait.
+	// slot (or behind an exclusive request), and MaxWaitingBytes the total
+	// length of their lines. A request that finds every slot taken and the
+	// waiting room full is answered at once with CodeOverloaded, and
+	// reading goes on. Notifications waiting for their handler have a room
+	// of the same bounds of their own (one may always wait); when it is
+	// full, reading waits until the notification handler has taken one.
+	// Zero means DefaultMaxWaitingRequests and DefaultMaxWaitingBytes; a
+	// negative MaxWaitingRequests lets no request wait.
 	MaxWaitingRequests int
 	MaxWaitingBytes    int
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -491,5 +492,38 @@ func TestPeerWritingParamsFirst(t *testing.T) {
 	send(`{"method":"count","params":{"text":"c"},"jsonrpc":"2.0"}`, "c")
 	if n := countedDecodes.Load(); n != 7+2 {
 		t.Fatalf("%d decodes after a frame with a member after params; want 9", n)
+	}
+}
+
+// An error whose Data is not valid JSON goes without it, and the Logger
+// says so (TestInvalidErrorDataIsLogged regresses data dropped silently).
+func TestInvalidErrorDataIsLogged(t *testing.T) {
+	var log linetest.LockedBuffer
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(context.Context, echoParams) (echoResult, error) {
+		return echoResult{}, &rpc.Error{Code: 42, Message: "bad data", Data: []byte("{not json")}
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":42,"message":"bad data"}}`)
+	if got := log.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "data") || !strings.Contains(got, "method=echo") {
+		t.Fatalf("logged %q, want an error naming the data and the method", got)
+	}
+}
+
+// A Drop logs and prints what it means: its reason, size, method, error
+// and the start of its line as text, not bytes.
+func TestDropPrintsWhatItMeans(t *testing.T) {
+	d := rpc.Drop{Reason: rpc.DropInvalidParams, Line: []byte(`{"method":"m","params":` + strings.Repeat("x", 300) + `}`), Size: 330, Method: "m", Err: errors.New("no")}
+	var out strings.Builder
+	slog.New(slog.NewTextHandler(&out, nil)).Info("dropped", "drop", d)
+	got := out.String()
+	for _, want := range []string{`drop.reason="params do not decode"`, "drop.size=330", "drop.method=m", "drop.error=no", `drop.line="{\"method\":\"m\"`, "…"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("logged %s\nwant it to contain %s", got, want)
+		}
+	}
+	if s := fmt.Sprint(d); !strings.Contains(s, "params do not decode") || !strings.Contains(s, `{"method":"m"`) || strings.Contains(s, "[123 ") {
+		t.Errorf("printed %s", s)
 	}
 }

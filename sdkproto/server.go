@@ -170,8 +170,15 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // unknown methods to reg. Notifications are left unhandled, so the
 // connection drops them, as the runtime does. The emitter follows the
 // connection of the latest request.
+//
+// initialize and shutdown are exclusive (rpc.HandleExclusive): each starts
+// once the requests read before it have been answered, and the requests
+// read after it wait until it has returned, as they do in the runtime,
+// whose handlers start in arrival order. So a prompt written before
+// initialize is refused ("not initialized") every time, and one written
+// after a successful initialize is accepted every time.
 func (s *Server) Register(reg *rpc.Registry) {
-	rpc.Handle(reg, Initialize, func(ctx context.Context, p InitializeParams) (InitializeResult, error) {
+	rpc.HandleExclusive(reg, Initialize, func(ctx context.Context, p InitializeParams) (InitializeResult, error) {
 		s.enter(ctx)
 		return s.initialize(ctx, p)
 	})
@@ -179,7 +186,7 @@ func (s *Server) Register(reg *rpc.Registry) {
 		s.enter(ctx)
 		return s.prompt(ctx, p)
 	})
-	rpc.Handle(reg, Shutdown, func(ctx context.Context, _ rpc.NoParams) (ShutdownResult, error) {
+	rpc.HandleExclusive(reg, Shutdown, func(ctx context.Context, _ rpc.NoParams) (ShutdownResult, error) {
 		s.enter(ctx)
 		if err := s.shutdown(ctx); err != nil {
 			return ShutdownResult{}, err
@@ -333,10 +340,10 @@ func teardownError(err error) error {
 //
 //   - a shutdown request succeeded: Serve returns nil once the {} reply
 //     has been written, and Done is closed; the process should then exit 0;
-//   - the input ended: the client can send nothing more, so Serve shuts
-//     the runtime down as a shutdown request would (notifications stop,
-//     turns in flight are cut off), lets handlers in flight write their
-//     replies, and returns nil. (The real runtime keeps running after EOF
+//   - the input ended: the client can send nothing more, so Serve lets
+//     the requests read be answered, then shuts the runtime down as a
+//     shutdown request would (notifications stop, turns in flight are cut
+//     off), and returns nil. (The real runtime keeps running after EOF
 //     until a signal; a Go runtime ends cleanly instead.);
 //   - ctx ended: the same teardown, then it returns ctx.Err();
 //   - the input failed: the same teardown, then it returns that error.
@@ -354,22 +361,26 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.conn.Store(conn)
 	conn.Start()
 
+	// Answer what was read (the shutdown request among it), then close.
+	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
 	var err error
 	select {
 	case <-s.done:
+		conn.Shutdown(drain)
 	case <-conn.Done():
 		if e := conn.Err(); !errors.Is(e, rpc.ErrInputEnded) && !errors.Is(e, rpc.ErrClosed) {
 			err = e
 		}
+		// The requests read before the end are answered first, as they
+		// would have been had the input gone on.
+		conn.Shutdown(drain)
 		s.shutdown(ctx)
 	case <-ctx.Done():
 		err = ctx.Err()
 		s.shutdown(ctx)
+		conn.Shutdown(drain)
 	}
-	// Answer what was read (the shutdown request among it), then close.
-	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
-	defer cancel()
-	conn.Shutdown(drain)
 	return err
 }
 
