@@ -37,16 +37,21 @@ type smEnd struct {
 }
 
 // connMachine drives a Conn through calls, context cancellations,
-// responses (matching, duplicate, unknown id, error), notifications, the
-// peer's requests to handlers that hold their slots until released (up to
-// the overload bound), output that stalls and resumes (calls withdrawn
-// from the write queue, Close while a Write is stuck), the end of the
-// input and Close, and checks it after every step against a model: every
-// call ends exactly once with the outcome the model expects, every request
-// of the peer is answered once (a result, or CodeOverloaded beyond the
-// slots and the waiting room), no withdrawn call's frame is written after
-// it, no call is left pending, and no goroutine of the Conn survives the
-// end.
+// responses (matching, duplicate, unknown id, error), notifications (run
+// by the notification runner, in order), the peer's requests to handlers
+// that hold their slots until released (up to the overload bound), some of
+// them exclusive (a barrier: it waits for those before it and holds those
+// after it), the peer's cancellations of them (LSP's, preempted: a
+// request running, waiting or held is answered RequestCancelled), output
+// that stalls and resumes (calls withdrawn from the write queue, Close
+// while a Write is stuck), the end of the input and Close, and checks it
+// after every step against a model: every call ends exactly once with the
+// outcome the model expects, every request of the peer is answered once (a
+// result, RequestCancelled, or CodeOverloaded beyond the slots and the
+// waiting room) and starts only when the model lets it (an exclusive one
+// alone), a call cancelled after its frame was written is cancelled on the
+// wire by its id, no withdrawn call's frame is written after it, no call
+// is left pending, and no goroutine of the Conn survives the end.
 type connMachine struct {
 	t       *rapid.T
 	c       *rpc.Conn
@@ -66,10 +71,26 @@ type connMachine struct {
 	// seen: a frame the stuck Write had already taken is still written.
 	withdrawn map[int64]bool
 	// The peer's requests to the blocking handler: running holds the ids
-	// of those in a slot, waiting those waiting for one, in order.
+	// of those in a slot, waiting those waiting for one, in order; barrier
+	// is the exclusive request waiting for those before it or running
+	// (barrierRuns), held the requests read after it, in order.
 	running, waiting []string
+	barrier          string
+	barrierRuns      bool
+	held             []smHeld
+	started          chan string // the ids of the requests whose handler started
 	reqSeq           int
 	closed           bool
+	// cancels are the ids named by the cancel notifications the Conn
+	// wrote; cancelled the ids of the calls whose context ended.
+	cancels   chan int64
+	cancelled map[int64]bool
+}
+
+// smHeld is a request held behind an exclusive one.
+type smHeld struct {
+	id   string
+	solo bool
 }
 
 // The slots of the machine's Conn: the peer's requests beyond
@@ -129,24 +150,30 @@ func wait[T any](t *rapid.T, ch <-chan T, what string) T {
 func newConnMachine(t *rapid.T) *connMachine {
 	m := &connMachine{t: t, reqs: make(chan smRequest, 64), replies: make(chan smReply, 64),
 		drops: make(chan rpc.DropReason, 16), notes: make(chan int64, 16), release: make(chan struct{}),
-		pending: map[int64]*smCall{}, withdrawn: map[int64]bool{}}
+		pending: map[int64]*smCall{}, withdrawn: map[int64]bool{}, started: make(chan string, 64),
+		cancels: make(chan int64, 64), cancelled: map[int64]bool{}}
 	pr, pw := io.Pipe()
 	m.in = pw
 	reg := rpc.NewRegistry()
 	rpc.HandleNotification(reg, rpc.NewNotification[int64]("tick"), func(_ context.Context, n int64) { m.notes <- n })
-	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("hold"), func(ctx context.Context, _ rpc.NoParams) (int64, error) {
+	hold := func(ctx context.Context, _ rpc.NoParams) (int64, error) {
+		var id string
+		json.Unmarshal(rpc.RequestFromContext(ctx).ID, &id)
+		m.started <- id
 		select {
 		case <-m.release:
 			return 1, nil
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-	})
+	}
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("hold"), hold)
+	rpc.HandleExclusive(reg, rpc.NewMethod[rpc.NoParams, int64]("solo"), hold)
 	w := &linetest.Recorder{OnFrame: func(b []byte) {
 		var fr struct {
 			ID     json.RawMessage
 			Method string
-			Params int64
+			Params json.RawMessage
 			Error  *struct{ Code int }
 		}
 		if json.Unmarshal(b, &fr) != nil {
@@ -154,9 +181,14 @@ func newConnMachine(t *rapid.T) *connMachine {
 		}
 		switch {
 		case fr.Method == "work":
-			var id int64
+			var id, n int64
 			json.Unmarshal(fr.ID, &id)
-			m.reqs <- smRequest{id, fr.Params}
+			json.Unmarshal(fr.Params, &n)
+			m.reqs <- smRequest{id, n}
+		case fr.Method == "$/cancelRequest":
+			var c struct{ ID int64 }
+			json.Unmarshal(fr.Params, &c)
+			m.cancels <- c.ID
 		case fr.Method == "":
 			var id string
 			json.Unmarshal(fr.ID, &id)
@@ -169,7 +201,7 @@ func newConnMachine(t *rapid.T) *connMachine {
 	}}
 	m.out = &gatedWriter{w: w}
 	m.c = rpc.NewConn(pr, m.out, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { m.drops <- d.Reason },
-		MaxConcurrentRequests: smSlots, MaxWaitingRequests: smRoom})
+		MaxConcurrentRequests: smSlots, MaxWaitingRequests: smRoom, Cancellation: rpc.LSPCancellation()})
 	m.c.Start()
 	return m
 }
@@ -241,7 +273,28 @@ func (m *connMachine) expectRequests(calls []*smCall) {
 		if !m.withdrawn[r.n] {
 			m.t.Fatalf("request of call %d written, want one of %v", r.n, slices.Collect(maps.Keys(want)))
 		}
-		delete(m.withdrawn, r.n) // the stuck Write had taken it already
+		// The stuck Write had taken it already: its cancel notification
+		// follows it.
+		delete(m.withdrawn, r.n)
+		m.cancelled[r.id] = true
+	}
+}
+
+// withdrawnWritten takes the request frames written so far, which can
+// only be those of calls cancelled while a stuck Write had taken them: the
+// cancel notification of each follows it.
+func (m *connMachine) withdrawnWritten() {
+	for {
+		select {
+		case r := <-m.reqs:
+			if !m.withdrawn[r.n] {
+				m.t.Fatalf("request of call %d written unexpectedly", r.n)
+			}
+			delete(m.withdrawn, r.n)
+			m.cancelled[r.id] = true
+		default:
+			return
+		}
 	}
 }
 
@@ -284,48 +337,152 @@ func (m *connMachine) Cancel(t *rapid.T) {
 	if !call.sent {
 		m.withdrawn[call.n] = true
 	}
+	sent, id := call.sent, call.id
 	m.finish(call, context.Canceled, 0)
+	if sent {
+		m.cancelled[id] = true
+		for m.out.stalled == nil && m.endErr == nil {
+			got := wait(t, m.cancels, "the cancel notification")
+			if got == id {
+				break
+			}
+			if !m.cancelled[got] { // one of a call cancelled while stalled may come first
+				m.withdrawnWritten()
+			}
+			if !m.cancelled[got] {
+				t.Fatalf("cancel notification for %d, want %d", got, id)
+			}
+		}
+	}
 }
 
 // Request sends the peer's request to the handler that holds its slot
 // until released: it runs, or waits for a slot, or beyond the waiting
 // room is answered CodeOverloaded at once.
-func (m *connMachine) Request(t *rapid.T) {
+func (m *connMachine) Request(t *rapid.T) { m.request(t, false) }
+
+// Exclusive sends the peer's request to the same handler, registered as
+// exclusive: it runs once nothing runs or waits before it, and holds back
+// what comes after it.
+func (m *connMachine) Exclusive(t *rapid.T) { m.request(t, true) }
+
+func (m *connMachine) request(t *rapid.T, solo bool) {
 	if m.endErr != nil || m.out.stalled != nil {
 		t.Skip("ended or stalled")
 	}
 	m.reqSeq++
 	id := fmt.Sprintf("r%d", m.reqSeq)
-	m.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"hold"}`)
+	method := "hold"
+	if solo {
+		method = "solo"
+	}
+	m.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"` + method + `"}`)
+	room := len(m.waiting)+len(m.held) < smRoom
 	switch {
+	case m.barrier != "" && room:
+		m.held = append(m.held, smHeld{id, solo})
+	case m.barrier != "":
+		m.expectReply(smReply{id, int(rpc.CodeOverloaded)})
+	case solo:
+		m.barrier = id
+		m.pump()
 	case len(m.running) < smSlots:
-		m.running = append(m.running, id)
-	case len(m.waiting) < smRoom:
+		m.run(id)
+	case room:
 		m.waiting = append(m.waiting, id)
 	default:
-		if r := wait(t, m.replies, "an overload reply"); r != (smReply{id, int(rpc.CodeOverloaded)}) {
-			t.Fatalf("reply %+v, want %s overloaded", r, id)
+		m.expectReply(smReply{id, int(rpc.CodeOverloaded)})
+	}
+}
+
+// run records that the request id starts, and waits until its handler
+// has, which no other may do meanwhile.
+func (m *connMachine) run(id string) {
+	m.running = append(m.running, id)
+	if got := wait(m.t, m.started, "request "+id+" to start"); got != id {
+		m.t.Fatalf("request %s started, want %s", got, id)
+	}
+}
+
+// pump starts what the model lets start: the barrier once nothing runs
+// or waits before it, else the waiting requests while slots are free.
+func (m *connMachine) pump() {
+	for !m.barrierRuns {
+		switch {
+		case m.barrier != "" && len(m.running) == 0 && len(m.waiting) == 0:
+			m.barrierRuns = true
+			m.run(m.barrier)
+		case len(m.waiting) > 0 && len(m.running) < smSlots:
+			id := m.waiting[0]
+			m.waiting = m.waiting[1:]
+			m.run(id)
+		default:
+			return
 		}
 	}
 }
 
+// ended records that the request id was answered, having run (or not):
+// its slot goes to what may start; the end of a barrier lets what it held
+// in, in order, up to the next exclusive request.
+func (m *connMachine) ended(id string) {
+	m.running = slices.DeleteFunc(m.running, func(s string) bool { return s == id })
+	m.waiting = slices.DeleteFunc(m.waiting, func(s string) bool { return s == id })
+	m.held = slices.DeleteFunc(m.held, func(h smHeld) bool { return h.id == id })
+	if id == m.barrier {
+		m.barrier, m.barrierRuns = "", false
+		for len(m.held) > 0 {
+			h := m.held[0]
+			m.held = m.held[1:]
+			if h.solo {
+				m.barrier = h.id
+				break
+			}
+			m.waiting = append(m.waiting, h.id)
+		}
+	}
+	m.pump()
+}
+
+func (m *connMachine) expectReply(want smReply) {
+	if r := wait(m.t, m.replies, "a reply"); r != want {
+		m.t.Fatalf("reply %+v, want %+v", r, want)
+	}
+}
+
 // Release lets one running handler return: its request is answered, and
-// the first waiting request takes its slot.
+// what the model lets start starts.
 func (m *connMachine) Release(t *rapid.T) {
 	if len(m.running) == 0 || m.closed || m.out.stalled != nil {
 		t.Skip("nothing to release")
 	}
 	m.release <- struct{}{}
 	r := wait(t, m.replies, "a handler's reply")
-	i := slices.Index(m.running, r.id)
-	if i < 0 || r.code != 0 {
+	if !slices.Contains(m.running, r.id) || r.code != 0 {
 		t.Fatalf("reply %+v, want a result for one of %v", r, m.running)
 	}
-	m.running = slices.Delete(m.running, i, i+1)
-	if len(m.waiting) > 0 {
-		m.running = append(m.running, m.waiting[0])
-		m.waiting = m.waiting[1:]
+	m.ended(r.id)
+}
+
+// CancelRequest cancels one of the peer's requests in hand, running,
+// waiting or held: it is answered RequestCancelled (LSP), at once when it
+// did not run, and what may start starts.
+func (m *connMachine) CancelRequest(t *rapid.T) {
+	ids := slices.Clone(m.running)
+	ids = append(ids, m.waiting...)
+	for _, h := range m.held {
+		ids = append(ids, h.id)
 	}
+	if m.barrier != "" && !m.barrierRuns {
+		ids = append(ids, m.barrier)
+	}
+	if len(ids) == 0 || m.endErr != nil || m.out.stalled != nil {
+		t.Skip("nothing to cancel")
+	}
+	id := rapid.SampledFrom(ids).Draw(t, "cancelRequest")
+	m.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"` + id + `"}}`)
+	m.expectReply(smReply{id, int(rpc.CodeRequestCancelled)})
+	m.ended(id)
 }
 
 // Respond answers a pending call with a result, in one of the spellings
@@ -400,7 +557,7 @@ func (m *connMachine) EndInput(t *rapid.T) {
 func (m *connMachine) Close(t *rapid.T) {
 	m.c.Close()
 	m.closed = true
-	m.running, m.waiting = nil, nil
+	m.running, m.waiting, m.held, m.barrier, m.barrierRuns = nil, nil, nil, "", false
 	if m.endErr == nil {
 		m.endErr = rpc.ErrClosed
 	}
@@ -409,6 +566,10 @@ func (m *connMachine) Close(t *rapid.T) {
 
 func (m *connMachine) failAll() {
 	for _, call := range m.pending {
+		if !call.sent {
+			// Withdrawn as it fails, unless a stuck Write had taken it.
+			m.withdrawn[call.n] = true
+		}
 		m.finish(call, m.endErr, 0)
 	}
 }
@@ -452,6 +613,15 @@ func (m *connMachine) Check(t *rapid.T) {
 		t.Fatalf("unexpected drop: %v", d)
 	case r := <-m.replies:
 		t.Fatalf("unexpected reply: %+v", r)
+	case id := <-m.started:
+		t.Fatalf("request %s started unexpectedly (running %v, waiting %v, barrier %q, held %v)", id, m.running, m.waiting, m.barrier, m.held)
+	case id := <-m.cancels:
+		if !m.cancelled[id] {
+			m.withdrawnWritten()
+		}
+		if !m.cancelled[id] {
+			t.Fatalf("cancel notification for %d, whose call was not cancelled", id)
+		}
 	default:
 	}
 	if (m.endErr != nil) != (m.c.Err() != nil) {
@@ -465,20 +635,22 @@ func TestStateMachineConn(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newConnMachine(rt)
 		rt.Repeat(map[string]func(*rapid.T){
-			"call":         m.Call,
-			"cancel":       m.Cancel,
-			"respond":      m.Respond,
-			"respondError": m.RespondError,
-			"duplicate":    m.Duplicate,
-			"unknown":      m.Unknown,
-			"notify":       m.Notify,
-			"request":      m.Request,
-			"release":      m.Release,
-			"stall":        m.Stall,
-			"resume":       m.Resume,
-			"endInput":     m.EndInput,
-			"close":        m.Close,
-			"":             m.Check,
+			"call":          m.Call,
+			"cancel":        m.Cancel,
+			"respond":       m.Respond,
+			"respondError":  m.RespondError,
+			"duplicate":     m.Duplicate,
+			"unknown":       m.Unknown,
+			"notify":        m.Notify,
+			"request":       m.Request,
+			"exclusive":     m.Exclusive,
+			"cancelRequest": m.CancelRequest,
+			"release":       m.Release,
+			"stall":         m.Stall,
+			"resume":        m.Resume,
+			"endInput":      m.EndInput,
+			"close":         m.Close,
+			"":              m.Check,
 		})
 		m.Close(rt)
 		m.out.resume() // a Write stuck at Close returns now; Wait waits for it

@@ -164,6 +164,15 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	}
 	select {
 	case <-pc.done:
+		if pc.err != nil {
+			// Ended before its response (the connection's end): a request
+			// still queued is not sent.
+			c.update(func(s *state) {
+				if s.out.withdraw(f, seq) {
+					putFrame(f)
+				}
+			})
+		}
 		return c.settled(pc)
 	case <-ctx.Done():
 		var written, mine bool

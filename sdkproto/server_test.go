@@ -219,8 +219,13 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 	if !srv.ShuttingDown() {
 		t.Fatal("the runtime is shutting down, the Server does not say so")
 	}
-	_, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("late", "hi"))
-	wantRPCError(t, err, "SDK server is shutting down")
+	// shutdown is exclusive: a prompt written while it runs waits for it,
+	// and is then refused.
+	late := make(chan error, 1)
+	go func() {
+		_, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("late", "hi"))
+		late <- err
+	}()
 	if err := srv.Emitter().Status(context.Background(), "late", sdkproto.StatusIdle); !errors.Is(err, sdkproto.ErrShuttingDown) {
 		t.Fatalf("emit during shutdown: %v", err)
 	}
@@ -230,6 +235,7 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wantRPCError(t, <-late, "SDK server is shutting down")
 	if rt.shutdowns != 1 {
 		t.Fatalf("runtime shut down %d times, want 1", rt.shutdowns)
 	}
