@@ -35,7 +35,12 @@ Problems (each makes the exit status 1):
   unanswered-request  a request that got no response by the end
   seq-order           an event whose seq is not above the session's last one
 Warnings (exit status 1 only with --strict):
-  seq-gap             a session's events skip seqs (or do not start at 0)
+  seq-gap             a session's events skip seqs, or a session the client
+                      created with its prompt does not start at seq 0 (the
+                      real runtime forwards a session's events from its
+                      first on, and those of a session it created for a
+                      prompt from 0; a subagent child's may start later,
+                      docs/wire.md §5.5)
   early-prompt        session/prompt before any initialize succeeded
   run-unfinished      a prompt was answered, but the transcript ends (without
                       a shutdown) before what a client's run awaits: the

@@ -50,7 +50,7 @@ type Checker struct {
 	scanner  wire.Scanner
 	pending  *fifoMap[pendingKey, *pending]
 	answered *fifoMap[pendingKey, int] // the line of the response
-	seqs     *fifoMap[string, int64]   // per session: last seq seen
+	seqs     *fifoMap[string, seqState]
 	runs     *fifoMap[string, *sessionRuns]
 	initOK   bool // an initialize succeeded
 	shutdown int  // line of the last c2s shutdown request, 0 if none
@@ -63,7 +63,7 @@ func New(maxFrame int) *Checker {
 		maxFrame: maxFrame,
 		pending:  newFIFOMap[pendingKey, *pending](checkTable),
 		answered: newFIFOMap[pendingKey, int](checkTable),
-		seqs:     newFIFOMap[string, int64](checkTable),
+		seqs:     newFIFOMap[string, seqState](checkTable),
 		runs:     newFIFOMap[string, *sessionRuns](checkTable),
 	}
 }
@@ -196,6 +196,9 @@ func (c *Checker) request(n int, dir Dir, method string, env *wire.Envelope) {
 		if raw, ok := params(env); ok {
 			req.session, _ = sdkproto.Notification{Params: raw}.SessionID()
 		}
+	}
+	if method == "session/prompt" && req.session != "" {
+		c.sessionPrompted(req.session)
 	}
 	if method == "shutdown" && dir != s2c {
 		c.shutdown = n
@@ -452,15 +455,46 @@ func (c *Checker) sessionEvent(n int, note sdkproto.Notification) {
 	if ev.Type == sdkproto.EventAgentInboxSpliced {
 		c.received(sid, ev.ReceiptIDs())
 	}
-	last, seen := c.seqs.get(sid)
-	switch {
-	case !seen && seq != 0:
-		c.add(n, SeqGap, "session %s: first event (%s) has seq %d, not 0 (docs/wire.md §4.5: contiguous from 0)", sid, ev.Type, seq)
-	case seen && seq <= last:
-		c.add(n, SeqOrder, "session %s: %s has seq %d after seq %d (seqs must increase)", sid, ev.Type, seq, last)
-		return // keep the highest seq seen
-	case seen && seq > last+1:
-		c.add(n, SeqGap, "session %s: seq jumps from %d to %d (%s)", sid, last, seq, ev.Type)
+	c.eventSeq(n, sid, string(ev.Type), seq)
+}
+
+// seqState is what a Checker knows of the seqs of one session's events.
+type seqState struct {
+	last int64 // the highest seq seen; -1 before the first event
+	// prompted says the client prompted the session before any of its
+	// events came: the runtime then created it, and forwards its events
+	// from seq 0.
+	prompted bool
+}
+
+// sessionPrompted records a prompt to a session: the first one creates
+// it, so its events start at seq 0.
+func (c *Checker) sessionPrompted(session string) {
+	if _, ok := c.seqs.get(session); !ok {
+		c.seqs.set(session, seqState{last: -1, prompted: true})
 	}
-	c.seqs.set(sid, seq)
+}
+
+// eventSeq checks the seq of an event of session read on line n against
+// what the real runtime forwards (docs/wire.md §4.5): a session the client
+// created by its prompt from seq 0, and every session without a gap from
+// its first forwarded event on. The first event of another session (a
+// subagent child, say) may have any seq: the events a session logs before
+// it is published (a child's inherited history and delegated policy) are
+// never forwarded.
+func (c *Checker) eventSeq(n int, session, eventType string, seq int64) {
+	st, ok := c.seqs.get(session)
+	if !ok {
+		st = seqState{last: -1}
+	}
+	switch {
+	case st.last >= 0 && seq <= st.last:
+		c.add(n, SeqOrder, "session %s: %s has seq %d after seq %d (seqs must increase)", session, eventType, seq, st.last)
+		return // keep the highest seq seen
+	case st.last < 0 && st.prompted && seq != 0:
+		c.add(n, SeqGap, "session %s: its first event (%s) has seq %d, not 0: the runtime creates a session on its first prompt and forwards its events from seq 0 (docs/wire.md §4.5)", session, eventType, seq)
+	case st.last >= 0 && seq > st.last+1:
+		c.add(n, SeqGap, "session %s: seq jumps from %d to %d (%s): the runtime forwards every event of a session after its first (docs/wire.md §4.5)", session, st.last, seq, eventType)
+	}
+	c.seqs.set(session, seqState{last: seq})
 }
