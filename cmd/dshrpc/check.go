@@ -46,7 +46,11 @@ Warnings (exit status 1 only with --strict):
                       a shutdown) before what a client's run awaits: the
                       receipt of the message, then the session's idle
                       (docs/wire.md §6.3)
-  not-checked         a frame a tap log holds cut short ("truncated":true)
+  not-checked         a frame a tap log holds cut short ("truncated":true):
+                      its id, method, session and seq still count where
+                      its logged first bytes hold them (a response then
+                      answers its request); what they do not show leaves
+                      the frames it could have matched unjudged
 
 Memory is bounded whatever the size of the input: lines are read up to
 twice the maximum frame size (transcript lines quote their frame), and the

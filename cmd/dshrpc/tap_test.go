@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,33 @@ func (p *proc) finish(t *testing.T, code int) string {
 		t.Errorf("exit status %d, want %d; stderr:\n%s", got, code, p.stderr.String())
 	}
 	return p.stderr.String()
+}
+
+// tapRuntime is --runtime for the binary's tap of its own serve-demo,
+// logging to logPath with the tap flags given.
+func tapRuntime(logPath string, flags ...string) string {
+	words := append(append([]string{bin, "tap"}, flags...), "--log", logPath, "--", bin, "serve-demo")
+	for i, w := range words {
+		words[i] = strconv.Quote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// A tap log that cut every frame to 120 bytes checks without a problem:
+// the cut requests' ids lie in their first bytes, so the whole responses
+// answer them; cut frames are warnings.
+func TestCheckTapLogOfCutFrames(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "cut.ndjson")
+	r := dshrpc(t, "", "run", "--runtime", tapRuntime(logPath, "--max-log-frame", "120"), noDelay, "hi")
+	r.wantCode(t, exitOK)
+	c := dshrpc(t, "", "check", logPath)
+	c.wantCode(t, exitOK)
+	wantContains(t, "check", c.stdout, ": warning: not-checked: c2s a frame of ", " 0 problems, ", "3 requests, 3 responses")
+	c = dshrpc(t, "", "check", "--strict", logPath)
+	c.wantCode(t, exitFailed)
+	for _, f := range findingsOf(c.stdout) {
+		if !strings.HasSuffix(f, " not-checked") {
+			t.Errorf("finding %s, want not-checked only:\n%s", f, c.stdout)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 // then the session's idle.
 type run struct {
 	line    int    // of the reply
+	prompt  int    // of the prompt
 	msgID   string // the message id of the reply
 	receipt bool   // the receipt was seen
 }
@@ -18,17 +19,22 @@ type run struct {
 type sessionRuns struct {
 	runs     []*run
 	receipts []string // ids received before the reply named them (the receipt comes first)
+	// cut is the line of the last frame of the session that a tap log cut
+	// before it showed whether it was a receipt or an idle (0: none).
+	cut int
 }
 
 // maxEarlyReceipts bounds the receipts kept per session for replies not
 // yet read.
 const maxEarlyReceipts = 64
 
-// prompted records the reply to a session/prompt: a run of session now
-// awaits the receipt of msgID (unless it came already), then an idle.
-func (c *Checker) prompted(line int, session, msgID string) {
+// prompted records the reply, on line n, to the session/prompt p: a run of
+// its session now awaits the receipt of msgID (unless it came already),
+// then an idle.
+func (c *Checker) prompted(n int, p *pending, msgID string) {
+	session := p.session
 	sr := c.sessionRuns(session)
-	r := &run{line: line, msgID: msgID}
+	r := &run{line: n, prompt: p.line, msgID: msgID}
 	if i := slices.Index(sr.receipts, msgID); i >= 0 {
 		sr.receipts = slices.Delete(sr.receipts, i, i+1)
 		r.receipt = true
@@ -89,7 +95,11 @@ func (c *Checker) finish() {
 	c.pending.each(func(_ pendingKey, p *pending) { left = append(left, p) })
 	sort.Slice(left, func(i, j int) bool { return left[i].line < left[j].line })
 	for _, p := range left {
-		c.add(p.line, UnansweredRequest, "%srequest %q (id %s) got no response", p.dir.label(), p.method, p.id)
+		answers := map[Dir]Dir{c2s: s2c, s2c: c2s}[p.dir]
+		if c.takeIdless(answers, func(line int) bool { return line > p.line }) {
+			continue // a response cut before its id may have answered it
+		}
+		c.add(p.line, UnansweredRequest, "%s%s (id %s) got no response", p.dir.label(), p.name(), p.id)
 	}
 	type open struct {
 		session string
@@ -98,6 +108,10 @@ func (c *Checker) finish() {
 	var runs []open
 	c.runs.each(func(s string, sr *sessionRuns) {
 		for _, r := range sr.runs {
+			// A frame cut after the prompt may have been what the run awaits.
+			if max(sr.cut, c.cutAnon) > r.prompt {
+				continue
+			}
 			if c.shutdown < r.line { // a later shutdown ends the run: nothing waits
 				runs = append(runs, open{s, r})
 			}
