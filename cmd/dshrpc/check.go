@@ -52,6 +52,10 @@ Warnings (exit status 1 only with --strict):
                       answers its request); what they do not show leaves
                       the frames it could have matched unjudged
 
+Exit status: 0 no problem found (no warning either, with --strict); 1
+problems found; 2 usage error; 3 a FILE could not be opened or read (the
+others are still checked).
+
 Memory is bounded whatever the size of the input: lines are read up to
 twice the maximum frame size (transcript lines quote their frame), and the
 tables of ids and sessions keep the latest 65536 entries (a request still
@@ -85,7 +89,7 @@ func checkCmd(e *env, args []string) int {
 			f, err := os.Open(name)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "dshrpc check: %v\n", err)
-				status = exitUsage
+				status = exitRuntime
 				continue
 			}
 			label, in = name, f
@@ -96,7 +100,7 @@ func checkCmd(e *env, args []string) int {
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "dshrpc check: reading %s: %v\n", label, err)
-			status = exitUsage
+			status = exitRuntime
 			continue
 		}
 		printSummary(e.stdout, label, format, counts)

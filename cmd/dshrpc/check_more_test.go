@@ -35,10 +35,14 @@ func TestCheckManyFiles(t *testing.T) {
 	r = dshrpc(t, "", "check", clean, clean)
 	r.wantCode(t, exitOK)
 	wantContains(t, "stdout", r.stdout, "total: 2 files, ", ": ok\n")
-	// A file that cannot be read is a usage error; the others are checked.
-	r = dshrpc(t, "", "check", "/no/such/transcript", clean)
-	r.wantCode(t, exitUsage)
-	wantContains(t, "stdout", r.stdout, clean+": transcript, ")
+	// A file that cannot be read is an I/O failure, whatever the others
+	// hold; they are checked.
+	for _, readable := range []string{clean, bad} {
+		r = dshrpc(t, "", "check", readable, "/no/such/transcript")
+		r.wantCode(t, exitRuntime)
+		wantContains(t, "stdout", r.stdout, readable+": transcript, ")
+		wantContains(t, "stderr", r.stderr, "dshrpc check: open /no/such/transcript: no such file or directory")
+	}
 	// What the shell passes for testdata/transcripts/*.ndjson.
 	files, _ := filepath.Glob(dir + "*.ndjson")
 	r = dshrpc(t, "", append([]string{"check"}, files...)...)

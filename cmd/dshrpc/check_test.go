@@ -78,8 +78,9 @@ func TestCheckOutput(t *testing.T) {
 func TestCheckUsage(t *testing.T) {
 	r := dshrpc(t, "", "check", "--max-frame-size", "0")
 	r.wantCode(t, exitUsage)
+	// A file that cannot be read is an I/O failure, not a usage error.
 	r = dshrpc(t, "", "check", "/no/such/transcript")
-	r.wantCode(t, exitUsage)
+	r.wantCode(t, exitRuntime)
 	wantContains(t, "stderr", r.stderr, "no such file or directory")
 	r = dshrpc(t, "", "check")
 	r.wantCode(t, exitOK)

@@ -103,7 +103,7 @@ func wantContains(t *testing.T, what, got string, wants ...string) {
 func TestUsage(t *testing.T) {
 	r := dshrpc(t, "")
 	r.wantCode(t, exitUsage)
-	wantContains(t, "stderr", r.stderr, "Usage:", "dshrpc run", "dshrpc tap", "dshrpc check", "dshrpc serve-demo", "Exit status:")
+	wantContains(t, "stderr", r.stderr, "Usage:", "dshrpc run", "dshrpc tap", "dshrpc check [FILE|-]...", "dshrpc serve-demo", "Exit status:")
 
 	r = dshrpc(t, "", "-h")
 	r.wantCode(t, exitOK)

@@ -212,6 +212,17 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{}, "missing PROMPT"},
 		{[]string{"--runtime", `"unclosed`, "hi"}, "--runtime: unterminated double quote"},
 		{[]string{"--cwd", "/no/such/dir", "hi"}, "--cwd"},
+		// An empty value is refused, not taken for the default: a script's
+		// unset variable must not quietly select the demo.
+		{[]string{"--runtime", "", "hi"}, "--runtime must not be empty; leave it out for the built-in demo"},
+		{[]string{"--runtime=", "hi"}, "--runtime must not be empty"},
+		{[]string{"--runtime", "  ", "hi"}, "--runtime: empty command line"},
+		{[]string{"--session", "", "hi"}, "--session must not be empty; leave it out for a fresh session id"},
+		{[]string{"--model", "", "hi"}, "--model must not be empty; leave it out for deepseek-v4-flash"},
+		{[]string{"--provider", "", "hi"}, "--provider must not be empty"},
+		{[]string{"--cwd", "", "hi"}, "--cwd must not be empty; leave it out for the current directory"},
+		{[]string{"--reasoning-effort", "", "hi"}, "--reasoning-effort must not be empty; leave it out to send none"},
+		{[]string{"--image", "", "hi"}, "--image must not be empty; leave it out to attach none"},
 	} {
 		r := dshrpc(t, "", append([]string{"run"}, c.args...)...)
 		r.wantCode(t, exitUsage)

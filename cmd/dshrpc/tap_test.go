@@ -214,6 +214,29 @@ func tapRuntime(logPath string, flags ...string) string {
 	return strings.Join(words, " ")
 }
 
+// run through tap sends --cwd made absolute, as the upstream clients do
+// (the runtime would resolve "." against its own working directory).
+func TestRunSendsAbsoluteCwd(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
+	r := dshrpc(t, "", "run", "--runtime", tapRuntime(logPath), "--cwd", ".", "hi")
+	r.wantCode(t, exitOK)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readTapLog(t, logPath)
+	var init struct {
+		Method string
+		Params struct{ Cwd string }
+	}
+	if len(recs) == 0 || json.Unmarshal([]byte(recs[0].Frame), &init) != nil || init.Method != "initialize" {
+		t.Fatalf("the log does not start with initialize: %+v", recs)
+	}
+	if init.Params.Cwd != wd {
+		t.Errorf("initialize cwd %q, want %q", init.Params.Cwd, wd)
+	}
+}
+
 // A tap log that cut every frame to 120 bytes checks without a problem:
 // the cut requests' ids lie in their first bytes, so the whole responses
 // answer them; cut frames are warnings.
