@@ -19,6 +19,16 @@ import (
 	"github.com/linerpc/linerpc/internal/proctest"
 )
 
+// tapRecord is a record of a tap log, as tap's usage describes it.
+type tapRecord struct {
+	T            string `json:"t"`
+	Dir          string `json:"dir"`
+	Frame        string `json:"frame"`
+	Unterminated bool   `json:"unterminated,omitempty"`
+	Truncated    bool   `json:"truncated,omitempty"`
+	Size         int64  `json:"size,omitempty"` // of a truncated frame
+}
+
 // readTapLog decodes a tap log.
 func readTapLog(t *testing.T, path string) []tapRecord {
 	t.Helper()
