@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -110,20 +108,12 @@ func (g *genReader) Read(p []byte) (int, error) {
 func checkRSS(t *testing.T, gen io.Reader, args ...string) (string, int64) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"check"}, args...)...)
-	cmd.Env = testEnv()
 	cmd.Stdin = gen
 	var out headTail
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatal(err)
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no rusage")
-	}
-	return out.String(), ru.Maxrss << 10 // KiB on Linux
+	rss := runFlood(t, cmd, "dshrpc check of a generated transcript")
+	return out.String(), rss
 }
 
 // headTail keeps the first and the last 64 KiB written to it.
@@ -158,12 +148,7 @@ func (h *headTail) String() string {
 // 1.5 GiB for 26 million junk lines, and 1.5 GiB for a 200 MiB line, when
 // it kept its findings and answered ids and read lines without a limit.
 func TestCheckFloodBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("flood")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("ru_maxrss in KiB")
-	}
+	startFlood(t, "500 MiB of transcripts through dshrpc check, about 40 s")
 	const bound = 80 << 20 // peak RSS of dshrpc check, whatever the input
 
 	t.Run("clean-100MiB", func(t *testing.T) {
