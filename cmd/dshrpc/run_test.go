@@ -288,6 +288,9 @@ func TestRunInterrupt(t *testing.T) {
 	rest := new(bytes.Buffer)
 	rest.ReadFrom(stdout)
 	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("run did not exit within %s of its start, SIGINT included; stderr:\n%s", testTimeout, stderr.String())
+	}
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, exitInterrupted, stderr.String())
@@ -334,6 +337,7 @@ func TestRunTimeoutSaysWhatIsAwaited(t *testing.T) {
 		{"no answer", "sh -c " + strconv.Quote("trap '' TERM; exec sleep 1000"), "ran out waiting for an answer to initialize"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each waits out its second
 			start := time.Now()
 			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "1s", "hi")
 			took := time.Since(start)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -59,6 +60,7 @@ func TestTapClientStopsReading(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
+	t.Parallel() // it waits out tap's grace before SIGTERM
 	const frames = 3000
 	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
 	script := fmt.Sprintf(`echo "$$" >&2; i=0; while [ $i -lt %d ]; do echo '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}'; i=$((i+1)); done; exec sleep 1000`, frames)
@@ -67,7 +69,7 @@ func TestTapClientStopsReading(t *testing.T) {
 	stdinR, stdinW, _ := os.Pipe() // held open: the client does not go away, it stops reading
 	defer stdinW.Close()
 	outR, outW, _ := os.Pipe()
-	var stderr bytes.Buffer
+	var stderr linetest.LockedBuffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,9 +77,11 @@ func TestTapClientStopsReading(t *testing.T) {
 	stdinR.Close()
 	outW.Close()
 	br := bufio.NewReader(outR)
-	for range 3 {
+	outR.SetReadDeadline(time.Now().Add(testTimeout))
+	for i := range 3 {
 		if _, err := br.ReadString('\n'); err != nil {
-			t.Fatal(err)
+			cmd.Process.Kill()
+			t.Fatalf("frame %d of the runtime's through tap, awaited for up to %s: %v; stderr:\n%s", i+1, testTimeout, err, stderr.String())
 		}
 	}
 	outR.Close() // the client stops reading

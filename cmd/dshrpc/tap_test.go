@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,6 +134,7 @@ func TestServeDemo(t *testing.T) {
 // killed then, which ends its stdout and so every wait on it).
 type proc struct {
 	cmd    *exec.Cmd
+	ctx    context.Context // ends at testTimeout, which kills the child
 	peer   *linetest.Peer
 	stderr *linetest.LockedBuffer
 }
@@ -144,7 +146,7 @@ func startBin(t *testing.T, args ...string) *proc {
 	cmd.Env = testEnv()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	p := &proc{cmd: cmd, stderr: &linetest.LockedBuffer{}}
+	p := &proc{cmd: cmd, ctx: ctx, stderr: &linetest.LockedBuffer{}}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -161,23 +163,33 @@ func startBin(t *testing.T, args ...string) *proc {
 func (p *proc) exchange(t *testing.T, frame string) string {
 	t.Helper()
 	p.peer.Send(frame)
-	return p.next(t)
+	return p.next(t, "a reply to "+frame)
 }
 
-// next returns the next line the binary wrote.
-func (p *proc) next(t *testing.T) string {
+// next returns the next line the binary wrote; what names what the test
+// awaits, for the failure when the output ends first (as it does when
+// testTimeout kills the child).
+func (p *proc) next(t *testing.T, what string) string {
 	t.Helper()
 	l, err := p.peer.TryNext()
 	if err != nil {
-		t.Fatalf("stdout ended (%v); stderr:\n%s", err, p.stderr.String())
+		t.Fatalf("stdout ended (%v) before %s%s; stderr:\n%s", err, what, p.timedOut(), p.stderr.String())
 	}
 	return l
+}
+
+// timedOut says, for a failure, that testTimeout killed the child.
+func (p *proc) timedOut() string {
+	if p.ctx.Err() != nil {
+		return fmt.Sprintf(" (the child was killed after %s)", testTimeout)
+	}
+	return ""
 }
 
 // await reads lines until one contains want.
 func (p *proc) await(t *testing.T, want string) {
 	t.Helper()
-	for !strings.Contains(p.next(t), want) {
+	for !strings.Contains(p.next(t, "a line with "+want), want) {
 	}
 }
 
@@ -191,6 +203,9 @@ func (p *proc) finish(t *testing.T, code int) string {
 		}
 	}
 	err := p.cmd.Wait()
+	if p.ctx.Err() != nil {
+		t.Fatalf("the binary did not exit after its input ended%s; stderr:\n%s", p.timedOut(), p.stderr.String())
+	}
 	got := 0
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
