@@ -372,7 +372,7 @@ func (c *Checker) settle(n int, dir Dir, id wire.IDKey, idText string) *pending 
 	p, key := c.awaiting(dir, id)
 	if p == nil {
 		want := map[Dir]Dir{c2s: s2c, s2c: c2s}[dir]
-		if c.takeIdless(want, func(line int) bool { return line < n }) {
+		if c.takeIdless(want) {
 			return nil // it may answer a request cut before its id
 		}
 		if line, ok := c.answeredLine(want, id); ok {

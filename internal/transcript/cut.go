@@ -1,8 +1,6 @@
 package transcript
 
 import (
-	"slices"
-
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -288,28 +286,25 @@ func (c *Checker) cutFrame(n int, dir Dir, prefix []byte, size int64) {
 	}
 }
 
-// addIdless records a frame cut before its id, read on line n.
+// addIdless records a frame cut before its id, read on line n. Each list
+// keeps the latest checkTable lines, in order.
 func (c *Checker) addIdless(dir Dir, n int) {
 	if c.idless == nil {
 		c.idless = map[Dir][]int{}
 	}
 	l := append(c.idless[dir], n)
-	if len(l) > checkTable {
-		l = slices.Delete(l, 0, len(l)-checkTable)
-	}
-	c.idless[dir] = l
+	c.idless[dir] = l[max(0, len(l)-checkTable):]
 }
 
-// takeIdless takes the first frame sent in dir and cut before its id whose
-// line suits, and reports whether there was one: a response or a request
-// that check cannot match may have been matched by it.
-func (c *Checker) takeIdless(dir Dir, suits func(line int) bool) bool {
+// takeIdless takes the earliest frame sent in dir that was cut before its
+// id, and reports whether there was one: a response that answers no
+// request check knows of may answer it.
+func (c *Checker) takeIdless(dir Dir) bool {
 	l := c.idless[dir]
-	i := slices.IndexFunc(l, suits)
-	if i < 0 {
+	if len(l) == 0 {
 		return false
 	}
-	c.idless[dir] = slices.Delete(l, i, i+1)
+	c.idless[dir] = l[1:]
 	return true
 }
 

@@ -94,11 +94,21 @@ func (c *Checker) finish() {
 	var left []*pending
 	c.pending.each(func(_ pendingKey, p *pending) { left = append(left, p) })
 	sort.Slice(left, func(i, j int) bool { return left[i].line < left[j].line })
+	// A frame cut before its id after a request may have been its
+	// response: each such frame excuses one unanswered request before it
+	// (both lists are in line order, so one pass pairs them).
+	taken := map[Dir]int{}
 	for _, p := range left {
 		answers := map[Dir]Dir{c2s: s2c, s2c: c2s}[p.dir]
-		if c.takeIdless(answers, func(line int) bool { return line > p.line }) {
-			continue // a response cut before its id may have answered it
+		l, j := c.idless[answers], taken[answers]
+		for j < len(l) && l[j] < p.line {
+			j++
 		}
+		if j < len(l) {
+			taken[answers] = j + 1
+			continue
+		}
+		taken[answers] = j
 		c.add(p.line, UnansweredRequest, "%s%s (id %s) got no response", p.dir.label(), p.name(), p.id)
 	}
 	type open struct {
