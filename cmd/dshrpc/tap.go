@@ -152,11 +152,11 @@ type lineSplitter struct {
 	log    *tapLog
 	dir    transcript.Dir
 	max    int
-	chunks [][]byte // every chunk allocated; the first used ones hold the line
-	used   int      // chunks in use
-	kept   int      // bytes kept of the current line
-	size   int64    // the length of the current line so far
-	whole  [1][]byte
+	chunks [][]byte  // every chunk allocated; the first used ones hold the line
+	used   int       // chunks in use
+	kept   int       // bytes kept of the current line
+	size   int64     // the length of the current line so far
+	whole  [1][]byte // the one part of a line that lies whole in a read
 }
 
 // The chunks of a line that arrives in pieces: the first small, so that
