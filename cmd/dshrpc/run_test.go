@@ -337,15 +337,15 @@ func TestRunTimeoutSaysWhatIsAwaited(t *testing.T) {
 		{"no answer", "sh -c " + strconv.Quote("trap '' TERM; exec sleep 1000"), "ran out waiting for an answer to initialize"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel() // each waits out its second
+			t.Parallel() // each waits out its --timeout
 			start := time.Now()
-			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "1s", "hi")
+			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "2s", "hi")
 			took := time.Since(start)
-			t.Logf("dshrpc run --timeout 1s took %v", took.Round(time.Millisecond))
+			t.Logf("dshrpc run --timeout 2s took %v", took.Round(time.Millisecond))
 			r.wantCode(t, exitRuntime)
-			wantContains(t, "stderr", r.stderr, "dshrpc run: --timeout 1s (250ms of it kept for the teardown) "+c.want)
+			wantContains(t, "stderr", r.stderr, "dshrpc run: --timeout 2s (500ms of it kept for the teardown) "+c.want)
 			if took > 10*time.Second {
-				t.Errorf("dshrpc run --timeout 1s took %v: the teardown was not bounded by the timeout", took)
+				t.Errorf("dshrpc run --timeout 2s took %v: the teardown was not bounded by the timeout", took)
 			}
 		})
 	}
