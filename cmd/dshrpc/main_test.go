@@ -19,6 +19,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	measureAsChild()
 	dir, err := os.MkdirTemp("", "dshrpc-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

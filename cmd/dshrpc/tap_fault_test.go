@@ -142,7 +142,7 @@ func TestTapHugeFrameBoundedMemory(t *testing.T) {
 		size, maxLog int
 		bound        int64
 	}{
-		{"200MiB-frame-1MiB-logged", 200 << 20, 1 << 20, 32 << 20},
+		{"200MiB-frame-1MiB-logged", 200 << 20, 1 << 20, 64 << 20}, // a third of the frame
 		{"100MiB-frame-64MiB-logged", 100 << 20, rpc.DefaultMaxFrameSize, 64<<20 + 24<<20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
