@@ -18,10 +18,19 @@ type run struct {
 // sessionRuns is what a Checker knows of one session's runs.
 type sessionRuns struct {
 	runs     []*run
-	receipts []string // ids received before the reply named them (the receipt comes first)
+	receipts []earlyReceipt // received before the reply named them (the receipt comes first)
 	// cut is the line of the last frame of the session that a tap log cut
 	// before it showed whether it was a receipt or an idle (0: none).
 	cut int
+}
+
+// earlyReceipt is the receipt of a message that no reply has named yet.
+type earlyReceipt struct {
+	id string
+	// idled says the session went idle after the receipt: a client's Run,
+	// subscribed before it prompted, has seen all it awaits once the reply
+	// comes (docs/wire.md §6.3).
+	idled bool
 }
 
 // maxEarlyReceipts bounds the receipts kept per session for replies not
@@ -35,8 +44,12 @@ func (c *Checker) prompted(n int, p *pending, msgID string) {
 	session := p.session
 	sr := c.sessionRuns(session)
 	r := &run{line: n, prompt: p.line, msgID: msgID}
-	if i := slices.Index(sr.receipts, msgID); i >= 0 {
+	if i := slices.IndexFunc(sr.receipts, func(e earlyReceipt) bool { return e.id == msgID }); i >= 0 {
+		idled := sr.receipts[i].idled
 		sr.receipts = slices.Delete(sr.receipts, i, i+1)
+		if idled {
+			return // the run ended before its reply came
+		}
 		r.receipt = true
 	}
 	if len(sr.runs) == maxRuns {
@@ -66,17 +79,21 @@ func (c *Checker) received(session string, ids []string) {
 		if len(sr.receipts) == maxEarlyReceipts {
 			sr.receipts = slices.Delete(sr.receipts, 0, 1)
 		}
-		sr.receipts = append(sr.receipts, id)
+		sr.receipts = append(sr.receipts, earlyReceipt{id: id})
 	}
 }
 
-// idle ends the runs of session whose receipt was seen.
+// idle ends the runs of session whose receipt was seen, and those whose
+// receipt came before their reply, as the reply comes.
 func (c *Checker) idle(session string) {
 	sr, ok := c.runs.get(session)
 	if !ok {
 		return
 	}
 	sr.runs = slices.DeleteFunc(sr.runs, func(r *run) bool { return r.receipt })
+	for i := range sr.receipts {
+		sr.receipts[i].idled = true
+	}
 }
 
 func (c *Checker) sessionRuns(session string) *sessionRuns {
