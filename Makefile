@@ -12,9 +12,9 @@ COUNT     ?= 10
 # then they fail. The targets below install the peers first and set it.
 REQUIRE_PEERS := LINERPC_REQUIRE_PEERS=1
 
-# Flood tests (hundreds of MiB through a command, measured in peak memory;
-# seconds each) skip unless this is 1 (internal/floods): make test sets it,
-# so that they run there and never pass by skipping.
+# Flood tests (that bound memory under tens or hundreds of MiB; seconds
+# each) skip unless this is 1 (internal/floods): make test sets it, so that
+# they run there and never pass by skipping.
 FLOODS := LINERPC_FLOODS=1
 
 ## test: format, vet and path checks, then every test with the race

@@ -1,6 +1,7 @@
 // Package floods decides whether a flood test runs: a test that pushes
-// hundreds of MiB through a command to measure its peak memory, and so
-// takes seconds rather than milliseconds.
+// tens or hundreds of MiB, or hundreds of thousands of messages, through
+// the code to bound its memory, and so takes seconds rather than
+// milliseconds.
 //
 // By default a flood skips, with a message that says how to run it, so
 // that `go test ./...` stays quick. With LINERPC_FLOODS=1, which `make
