@@ -12,12 +12,17 @@ COUNT     ?= 10
 # then they fail. The targets below install the peers first and set it.
 REQUIRE_PEERS := LINERPC_REQUIRE_PEERS=1
 
+# Flood tests (that bound memory under tens or hundreds of MiB; seconds
+# each) skip unless this is 1 (internal/floods): make test sets it, so that
+# they run there and never pass by skipping.
+FLOODS := LINERPC_FLOODS=1
+
 ## test: format, vet and path checks, then every test with the race
 ## detector, the wire vectors, the real-runtime and the TypeScript interop
-## tests included (a missing peer fails), and the scanner's pure-Go string
-## scan (the purego build tag) beside its SSE2 one.
+## tests included (a missing peer fails), the floods too, and the scanner's
+## pure-Go string scan (the purego build tag) beside its SSE2 one.
 test: vet paths realruntime interop-install
-	$(REQUIRE_PEERS) $(GO) test -race -count=1 ./...
+	$(REQUIRE_PEERS) $(FLOODS) $(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags purego ./internal/wire
 
 ## vet: gofmt and go vet.

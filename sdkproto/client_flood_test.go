@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/floods"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -26,9 +27,7 @@ func liveHeap() uint64 {
 // writes them in batches of floodBatch and waits for the consumer to have
 // taken each batch, so that at most about two batches are ever unread.
 func TestStreamFloodBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("flood")
-	}
+	floods.SkipUnlessEnabled(t, "a turn of 30 MiB streamed, about 10 s")
 	const (
 		deltas     = 30_000
 		floodBatch = 100
@@ -125,9 +124,7 @@ func floodCtx(t *testing.T) context.Context {
 // is bounded (when every edge was kept for good, 500 000 of them took
 // 55 MiB).
 func TestLineageFloodBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("flood")
-	}
+	floods.SkipUnlessEnabled(t, "200 000 subagents, about 3 s")
 	const (
 		children = 200_000
 		bound    = 12 << 20 // every edge kept took 16 MiB

@@ -35,13 +35,26 @@ Problems (each makes the exit status 1):
   unanswered-request  a request that got no response by the end
   seq-order           an event whose seq is not above the session's last one
 Warnings (exit status 1 only with --strict):
-  seq-gap             a session's events skip seqs (or do not start at 0)
+  seq-gap             a session's events skip seqs, or a session the client
+                      created with its prompt does not start at seq 0 (the
+                      real runtime forwards a session's events from its
+                      first on, and those of a session it created for a
+                      prompt from 0; a subagent child's may start later,
+                      docs/wire.md §5.5)
   early-prompt        session/prompt before any initialize succeeded
   run-unfinished      a prompt was answered, but the transcript ends (without
                       a shutdown) before what a client's run awaits: the
                       receipt of the message, then the session's idle
                       (docs/wire.md §6.3)
-  not-checked         a frame a tap log holds cut short ("truncated":true)
+  not-checked         a frame a tap log holds cut short ("truncated":true):
+                      its id, method, session and seq still count where
+                      its logged first bytes hold them (a response then
+                      answers its request); what they do not show leaves
+                      the frames it could have matched unjudged
+
+Exit status: 0 no problem found (no warning either, with --strict); 1
+problems found; 2 usage error; 3 a FILE could not be opened or read (the
+others are still checked).
 
 Memory is bounded whatever the size of the input: lines are read up to
 twice the maximum frame size (transcript lines quote their frame), and the
@@ -76,7 +89,7 @@ func checkCmd(e *env, args []string) int {
 			f, err := os.Open(name)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "dshrpc check: %v\n", err)
-				status = exitUsage
+				status = exitRuntime
 				continue
 			}
 			label, in = name, f
@@ -87,7 +100,7 @@ func checkCmd(e *env, args []string) int {
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "dshrpc check: reading %s: %v\n", label, err)
-			status = exitUsage
+			status = exitRuntime
 			continue
 		}
 		printSummary(e.stdout, label, format, counts)

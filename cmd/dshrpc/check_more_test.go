@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -35,10 +33,14 @@ func TestCheckManyFiles(t *testing.T) {
 	r = dshrpc(t, "", "check", clean, clean)
 	r.wantCode(t, exitOK)
 	wantContains(t, "stdout", r.stdout, "total: 2 files, ", ": ok\n")
-	// A file that cannot be read is a usage error; the others are checked.
-	r = dshrpc(t, "", "check", "/no/such/transcript", clean)
-	r.wantCode(t, exitUsage)
-	wantContains(t, "stdout", r.stdout, clean+": transcript, ")
+	// A file that cannot be read is an I/O failure, whatever the others
+	// hold; they are checked.
+	for _, readable := range []string{clean, bad} {
+		r = dshrpc(t, "", "check", readable, "/no/such/transcript")
+		r.wantCode(t, exitRuntime)
+		wantContains(t, "stdout", r.stdout, readable+": transcript, ")
+		wantContains(t, "stderr", r.stderr, "dshrpc check: open /no/such/transcript: no such file or directory")
+	}
 	// What the shell passes for testdata/transcripts/*.ndjson.
 	files, _ := filepath.Glob(dir + "*.ndjson")
 	r = dshrpc(t, "", append([]string{"check"}, files...)...)
@@ -106,20 +108,12 @@ func (g *genReader) Read(p []byte) (int, error) {
 func checkRSS(t *testing.T, gen io.Reader, args ...string) (string, int64) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"check"}, args...)...)
-	cmd.Env = testEnv()
 	cmd.Stdin = gen
 	var out headTail
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatal(err)
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no rusage")
-	}
-	return out.String(), ru.Maxrss << 10 // KiB on Linux
+	rss := runFlood(t, cmd, "dshrpc check of a generated transcript")
+	return out.String(), rss
 }
 
 // headTail keeps the first and the last 64 KiB written to it.
@@ -154,12 +148,7 @@ func (h *headTail) String() string {
 // 1.5 GiB for 26 million junk lines, and 1.5 GiB for a 200 MiB line, when
 // it kept its findings and answered ids and read lines without a limit.
 func TestCheckFloodBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("flood")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("ru_maxrss in KiB")
-	}
+	startFlood(t, "500 MiB of transcripts through dshrpc check, about 40 s")
 	const bound = 80 << 20 // peak RSS of dshrpc check, whatever the input
 
 	t.Run("clean-100MiB", func(t *testing.T) {

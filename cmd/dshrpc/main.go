@@ -4,14 +4,15 @@
 //
 //	dshrpc run [flags] PROMPT        prompt a runtime (default: the built-in demo) and render the turn
 //	dshrpc tap [--log FILE] -- CMD   run a runtime as a child and log every frame crossing its stdio
-//	dshrpc check [FILE|-]            report every frame of a transcript that breaks the contract
+//	dshrpc check [FILE|-]...         report every frame of transcripts that breaks the contract
 //	dshrpc serve-demo                the demo runtime on stdin/stdout
 //
 // Exit status: 0 success; 1 the turn did not complete (run) or problems
 // were found (check); 2 usage error (bad flags or arguments, an unreadable
 // or unsupported image); 3 the runtime failed (missing binary, died,
-// refused a request, broke the protocol); 130 interrupted by Ctrl-C. tap
-// exits with its child's status.
+// refused a request, broke the protocol) or a transcript could not be
+// read (check); 130 interrupted by Ctrl-C. tap exits with its child's
+// status.
 package main
 
 import (
@@ -29,7 +30,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // turn did not complete; check found problems
 	exitUsage       = 2
-	exitRuntime     = 3
+	exitRuntime     = 3 // the runtime failed; check could not read a file
 	exitInterrupted = 130
 )
 
@@ -41,7 +42,7 @@ Usage:
   dshrpc tap [--log FILE] -- CMD ARGS...
                                     run a runtime as a child, pass its stdio through and
                                     log every frame (NDJSON) to stderr or FILE
-  dshrpc check [FILE|-]             report frames of a transcript that break the contract
+  dshrpc check [FILE|-]...          report frames of transcripts that break the contract
   dshrpc serve-demo                 serve the demo runtime on stdin/stdout
   dshrpc help [COMMAND]             show help
 
@@ -51,7 +52,8 @@ Exit status:
   0    success
   1    the turn did not complete (run), problems found (check)
   2    usage error: bad flags or arguments, unreadable or unsupported image
-  3    runtime failure: missing binary, runtime died, request refused, protocol error
+  3    runtime failure: missing binary, runtime died, request refused, protocol error;
+       a transcript that cannot be read (check)
   130  interrupted (Ctrl-C)
   tap exits with the status of its child.
 `

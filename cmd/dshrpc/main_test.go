@@ -19,6 +19,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	measureAsChild()
 	dir, err := os.MkdirTemp("", "dshrpc-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -103,7 +104,7 @@ func wantContains(t *testing.T, what, got string, wants ...string) {
 func TestUsage(t *testing.T) {
 	r := dshrpc(t, "")
 	r.wantCode(t, exitUsage)
-	wantContains(t, "stderr", r.stderr, "Usage:", "dshrpc run", "dshrpc tap", "dshrpc check", "dshrpc serve-demo", "Exit status:")
+	wantContains(t, "stderr", r.stderr, "Usage:", "dshrpc run", "dshrpc tap", "dshrpc check [FILE|-]...", "dshrpc serve-demo", "Exit status:")
 
 	r = dshrpc(t, "", "-h")
 	r.wantCode(t, exitOK)

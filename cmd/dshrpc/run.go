@@ -39,7 +39,8 @@ Flags:
   --runtime "CMD ARGS..."  the runtime command line, started as a child
                            (words split like a shell: quotes and backslashes)
   --session ID             session id (default: a fresh session-<32 hex>)
-  --cwd DIR                workspace directory sent in initialize (default: .)
+  --cwd DIR                workspace directory sent in initialize, made absolute
+                           (default: the current directory)
   --provider P             provider route (default deepseek-official)
   --model M                model id (default deepseek-v4-flash)
   --max-tokens N           per-request output-token cap, 1 to 2^53-1
@@ -54,6 +55,9 @@ Flags:
   --stderr                 copy the runtime's stderr to ours (default: only
                            its last lines, when it fails)
   --demo-delay D           pause between the demo's streamed words (default 20ms)
+
+A flag given an empty value is a usage error, not its default: leave the
+flag out for that.
 
 Ctrl-C stops waiting and tears the runtime down: shutdown, close its stdin,
 SIGTERM, SIGKILL, each step bounded (at most 16s in all).
@@ -104,11 +108,32 @@ func runCmd(e *env, args []string) int {
 	if err != nil {
 		return code
 	}
-	fs.Visit(func(f *flag.Flag) { o.maxTokensSet = o.maxTokensSet || f.Name == "max-tokens" })
+	var emptyErr error
+	fs.Visit(func(f *flag.Flag) {
+		o.maxTokensSet = o.maxTokensSet || f.Name == "max-tokens"
+		if leaveOut, ok := emptyRefused[f.Name]; ok && emptyErr == nil && f.Value.String() == "" {
+			emptyErr = fmt.Errorf("--%s must not be empty; leave it out %s", f.Name, leaveOut)
+		}
+	})
+	if emptyErr != nil {
+		return usageError(e, "run", emptyErr)
+	}
 	if err := o.complete(e, pos); err != nil {
 		return usageError(e, "run", err)
 	}
 	return o.run(e)
+}
+
+// emptyRefused are the flags of run whose empty value is a usage error
+// rather than their default, with what leaving them out gives: a script
+// whose variable is unset ("--runtime $DSH") must not be served the demo.
+var emptyRefused = map[string]string{
+	"runtime":          "for the built-in demo",
+	"session":          "for a fresh session id",
+	"cwd":              "for the current directory",
+	"provider":         "for deepseek-official",
+	"model":            "for deepseek-v4-flash",
+	"reasoning-effort": "to send none",
 }
 
 // complete checks the flags and arguments and loads what they name
@@ -148,6 +173,9 @@ func (o *runOptions) complete(e *env, pos []string) error {
 	if o.cwd == "" {
 		o.cwd = "."
 	}
+	// Sent absolute, as both upstream clients send it: the runtime
+	// resolves a relative cwd against its own working directory, which a
+	// wrapper script may have changed (docs/wire.md §3.1).
 	abs, err := filepath.Abs(o.cwd)
 	if err != nil {
 		return fmt.Errorf("--cwd: %w", err)
@@ -167,6 +195,9 @@ func (o *runOptions) complete(e *env, pos []string) error {
 	}
 	o.blocks = []sdkproto.ContentBlock{sdkproto.TextBlock(o.prompt)}
 	for _, path := range o.images {
+		if path == "" {
+			return errors.New("--image must not be empty; leave it out to attach none")
+		}
 		b, err := loadImage(path)
 		if err != nil {
 			return err

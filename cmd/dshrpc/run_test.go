@@ -212,6 +212,17 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{}, "missing PROMPT"},
 		{[]string{"--runtime", `"unclosed`, "hi"}, "--runtime: unterminated double quote"},
 		{[]string{"--cwd", "/no/such/dir", "hi"}, "--cwd"},
+		// An empty value is refused, not taken for the default: a script's
+		// unset variable must not quietly select the demo.
+		{[]string{"--runtime", "", "hi"}, "--runtime must not be empty; leave it out for the built-in demo"},
+		{[]string{"--runtime=", "hi"}, "--runtime must not be empty"},
+		{[]string{"--runtime", "  ", "hi"}, "--runtime: empty command line"},
+		{[]string{"--session", "", "hi"}, "--session must not be empty; leave it out for a fresh session id"},
+		{[]string{"--model", "", "hi"}, "--model must not be empty; leave it out for deepseek-v4-flash"},
+		{[]string{"--provider", "", "hi"}, "--provider must not be empty"},
+		{[]string{"--cwd", "", "hi"}, "--cwd must not be empty; leave it out for the current directory"},
+		{[]string{"--reasoning-effort", "", "hi"}, "--reasoning-effort must not be empty; leave it out to send none"},
+		{[]string{"--image", "", "hi"}, "--image must not be empty; leave it out to attach none"},
 	} {
 		r := dshrpc(t, "", append([]string{"run"}, c.args...)...)
 		r.wantCode(t, exitUsage)
@@ -277,6 +288,9 @@ func TestRunInterrupt(t *testing.T) {
 	rest := new(bytes.Buffer)
 	rest.ReadFrom(stdout)
 	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("run did not exit within %s of its start, SIGINT included; stderr:\n%s", testTimeout, stderr.String())
+	}
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, exitInterrupted, stderr.String())
@@ -323,14 +337,15 @@ func TestRunTimeoutSaysWhatIsAwaited(t *testing.T) {
 		{"no answer", "sh -c " + strconv.Quote("trap '' TERM; exec sleep 1000"), "ran out waiting for an answer to initialize"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each waits out its --timeout
 			start := time.Now()
-			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "1s", "hi")
+			r := dshrpc(t, "", "run", "--runtime", c.runtime, "--session", "x", "--timeout", "2s", "hi")
 			took := time.Since(start)
-			t.Logf("dshrpc run --timeout 1s took %v", took.Round(time.Millisecond))
+			t.Logf("dshrpc run --timeout 2s took %v", took.Round(time.Millisecond))
 			r.wantCode(t, exitRuntime)
-			wantContains(t, "stderr", r.stderr, "dshrpc run: --timeout 1s (250ms of it kept for the teardown) "+c.want)
+			wantContains(t, "stderr", r.stderr, "dshrpc run: --timeout 2s (500ms of it kept for the teardown) "+c.want)
 			if took > 10*time.Second {
-				t.Errorf("dshrpc run --timeout 1s took %v: the teardown was not bounded by the timeout", took)
+				t.Errorf("dshrpc run --timeout 2s took %v: the teardown was not bounded by the timeout", took)
 			}
 		})
 	}

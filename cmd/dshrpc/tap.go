@@ -1,17 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
@@ -76,54 +78,151 @@ func tapCmd(e *env, args []string) int {
 	return tap(e, argv, logw, *maxLog)
 }
 
-// tapLog writes log records, one per line, whole: the two directions log
-// from different goroutines.
+// tapLog writes log records, one per line, each whole: the two
+// directions log from different goroutines. A frame is encoded a piece at
+// a time into buffers that are reused, so that logging a long frame takes
+// no memory beyond the bytes of it that are logged.
 type tapLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       *bufio.Writer
+	scratch []byte // a piece of the frame, after the bytes carried over
+	enc     []byte // its encoding
 }
 
-type tapRecord struct {
-	T            string `json:"t"`
-	Dir          string `json:"dir"`
-	Frame        string `json:"frame"`
-	Unterminated bool   `json:"unterminated,omitempty"`
-	Truncated    bool   `json:"truncated,omitempty"`
-	Size         int64  `json:"size,omitempty"` // of a truncated frame
+func newTapLog(w io.Writer) *tapLog {
+	return &tapLog{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// frame logs line; size is the length of the whole line, of which line
-// holds the first bytes when it was cut.
-func (l *tapLog) frame(dir transcript.Dir, line []byte, size int64, unterminated bool) {
-	rec := tapRecord{T: time.Now().UTC().Format(time.RFC3339Nano), Dir: string(dir), Frame: string(line), Unterminated: unterminated}
-	if size > int64(len(line)) {
-		rec.Truncated, rec.Size = true, size
+// logPiece is how many bytes of a frame are encoded at a time.
+const logPiece = 32 << 10
+
+// frame logs the line whose first bytes parts hold, in order; size is the
+// length of the whole line, more than parts hold when it was cut. The
+// record is {"t":…,"dir":…,"frame":…} with "unterminated":true, or
+// "truncated":true and "size", when they apply; the frame is encoded as
+// wire.Stringify encodes a string (<, > and & as they are).
+func (l *tapLog) frame(dir transcript.Dir, parts [][]byte, size int64, unterminated bool) {
+	held := 0
+	for _, p := range parts {
+		held += len(p)
 	}
-	b, _ := wire.Stringify(rec) // keeps frames readable: <, > and & as they are
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(append(b, '\n'))
+	w := l.w
+	w.WriteString(`{"t":"`)
+	w.WriteString(time.Now().UTC().Format(time.RFC3339Nano))
+	w.WriteString(`","dir":"`)
+	w.WriteString(string(dir))
+	w.WriteString(`","frame":"`)
+	// The bytes of a UTF-8 sequence that a piece ends inside are carried
+	// over to the next, so that each piece encodes as the whole would.
+	var carry []byte
+	for i, part := range parts {
+		for len(part) > 0 {
+			n := min(len(part), logPiece)
+			l.scratch = append(append(l.scratch[:0], carry...), part[:n]...)
+			part = part[n:]
+			keep := 0
+			if len(part) > 0 || i < len(parts)-1 {
+				keep = wire.IncompleteRuneTail(l.scratch)
+			}
+			l.enc = wire.AppendStringContent(l.enc[:0], l.scratch[:len(l.scratch)-keep])
+			w.Write(l.enc)
+			carry = l.scratch[len(l.scratch)-keep:]
+		}
+	}
+	w.Write(wire.AppendStringContent(l.enc[:0], carry))
+	w.WriteByte('"')
+	if unterminated {
+		w.WriteString(`,"unterminated":true`)
+	}
+	if size > int64(held) {
+		w.WriteString(`,"truncated":true,"size":`)
+		w.WriteString(strconv.FormatInt(size, 10))
+	}
+	w.WriteString("}\n")
+	w.Flush() // a write error, as of a log on a closed stderr, is not tap's
 }
 
-// lineSplitter logs every complete line written to it, keeping at most
-// max bytes of a line that arrives in pieces.
+// lineSplitter logs every complete line written to it. Of a line that
+// arrives in pieces it keeps at most max bytes, in chunks that are never
+// grown nor copied, and are reused for the next lines: however long the
+// line, it holds max bytes of it and allocates them once.
 type lineSplitter struct {
-	log   *tapLog
-	dir   transcript.Dir
-	split lines.Splitter
+	log    *tapLog
+	dir    transcript.Dir
+	max    int
+	chunks [][]byte  // every chunk allocated; the first used ones hold the line
+	used   int       // chunks in use
+	kept   int       // bytes kept of the current line
+	size   int64     // the length of the current line so far
+	whole  [1][]byte // the one part of a line that lies whole in a read
 }
+
+// The chunks of a line that arrives in pieces: the first small, so that
+// most lines cost little, each twice the one before, up to the largest.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 1 << 20
+)
 
 func newLineSplitter(log *tapLog, dir transcript.Dir, max int) *lineSplitter {
-	return &lineSplitter{log: log, dir: dir, split: lines.Splitter{Max: max}}
+	return &lineSplitter{log: log, dir: dir, max: max}
 }
 
-func (s *lineSplitter) add(b []byte) { s.split.Split(b, s.logLine) }
+// add logs the lines that b completes, and keeps the start of the line it
+// does not.
+func (s *lineSplitter) add(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.keep(b)
+			return
+		}
+		if s.size == 0 { // the whole line is in b
+			s.whole[0] = b[:min(i, s.max)]
+			s.log.frame(s.dir, s.whole[:], int64(i), false)
+		} else {
+			s.keep(b[:i])
+			s.emit(false)
+		}
+		b = b[i+1:]
+	}
+}
 
-func (s *lineSplitter) logLine(line []byte, size int64) { s.log.frame(s.dir, line, size, false) }
+// keep adds a piece of the current line, as much of it as max leaves room for.
+func (s *lineSplitter) keep(b []byte) {
+	s.size += int64(len(b))
+	for len(b) > 0 && s.kept < s.max {
+		if s.used == 0 || len(s.chunks[s.used-1]) == cap(s.chunks[s.used-1]) {
+			if s.used == len(s.chunks) {
+				c := min(firstChunk<<min(s.used, 8), maxChunk, s.max-s.kept)
+				s.chunks = append(s.chunks, make([]byte, 0, c))
+			}
+			s.used++
+		}
+		c := &s.chunks[s.used-1]
+		n := min(len(b), cap(*c)-len(*c), s.max-s.kept)
+		*c = append(*c, b[:n]...)
+		b = b[n:]
+		s.kept += n
+	}
+}
 
-// end logs an unterminated last line.
+// emit logs the current line and empties the chunks for the next.
+func (s *lineSplitter) emit(unterminated bool) {
+	s.log.frame(s.dir, s.chunks[:s.used], s.size, unterminated)
+	for i := range s.used {
+		s.chunks[i] = s.chunks[i][:0]
+	}
+	s.used, s.kept, s.size = 0, 0, 0
+}
+
+// end logs an unterminated last line, if there is one.
 func (s *lineSplitter) end() {
-	s.split.End(func(line []byte, size int64) { s.log.frame(s.dir, line, size, true) })
+	if s.size > 0 {
+		s.emit(true)
+	}
 }
 
 // pump copies r to w as the bytes arrive, logging each line. A failed
@@ -157,7 +256,7 @@ func pump(r io.Reader, w io.Writer, s *lineSplitter, afterWriteErr func(error)) 
 const tapGrace = 2 * time.Second
 
 func tap(e *env, argv []string, logw io.Writer, maxLog int) int {
-	log := &tapLog{w: logw}
+	log := newTapLog(logw)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = e.stderr
 	childIn, err := cmd.StdinPipe()

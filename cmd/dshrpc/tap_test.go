@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +134,7 @@ func TestServeDemo(t *testing.T) {
 // killed then, which ends its stdout and so every wait on it).
 type proc struct {
 	cmd    *exec.Cmd
+	ctx    context.Context // ends at testTimeout, which kills the child
 	peer   *linetest.Peer
 	stderr *linetest.LockedBuffer
 }
@@ -143,7 +146,7 @@ func startBin(t *testing.T, args ...string) *proc {
 	cmd.Env = testEnv()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	p := &proc{cmd: cmd, stderr: &linetest.LockedBuffer{}}
+	p := &proc{cmd: cmd, ctx: ctx, stderr: &linetest.LockedBuffer{}}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -160,23 +163,33 @@ func startBin(t *testing.T, args ...string) *proc {
 func (p *proc) exchange(t *testing.T, frame string) string {
 	t.Helper()
 	p.peer.Send(frame)
-	return p.next(t)
+	return p.next(t, "a reply to "+frame)
 }
 
-// next returns the next line the binary wrote.
-func (p *proc) next(t *testing.T) string {
+// next returns the next line the binary wrote; what names what the test
+// awaits, for the failure when the output ends first (as it does when
+// testTimeout kills the child).
+func (p *proc) next(t *testing.T, what string) string {
 	t.Helper()
 	l, err := p.peer.TryNext()
 	if err != nil {
-		t.Fatalf("stdout ended (%v); stderr:\n%s", err, p.stderr.String())
+		t.Fatalf("stdout ended (%v) before %s%s; stderr:\n%s", err, what, p.timedOut(), p.stderr.String())
 	}
 	return l
+}
+
+// timedOut says, for a failure, that testTimeout killed the child.
+func (p *proc) timedOut() string {
+	if p.ctx.Err() != nil {
+		return fmt.Sprintf(" (the child was killed after %s)", testTimeout)
+	}
+	return ""
 }
 
 // await reads lines until one contains want.
 func (p *proc) await(t *testing.T, want string) {
 	t.Helper()
-	for !strings.Contains(p.next(t), want) {
+	for !strings.Contains(p.next(t, "a line with "+want), want) {
 	}
 }
 
@@ -190,6 +203,9 @@ func (p *proc) finish(t *testing.T, code int) string {
 		}
 	}
 	err := p.cmd.Wait()
+	if p.ctx.Err() != nil {
+		t.Fatalf("the binary did not exit after its input ended%s; stderr:\n%s", p.timedOut(), p.stderr.String())
+	}
 	got := 0
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
@@ -201,4 +217,56 @@ func (p *proc) finish(t *testing.T, code int) string {
 		t.Errorf("exit status %d, want %d; stderr:\n%s", got, code, p.stderr.String())
 	}
 	return p.stderr.String()
+}
+
+// tapRuntime is --runtime for the binary's tap of its own serve-demo,
+// logging to logPath with the tap flags given.
+func tapRuntime(logPath string, flags ...string) string {
+	words := append(append([]string{bin, "tap"}, flags...), "--log", logPath, "--", bin, "serve-demo")
+	for i, w := range words {
+		words[i] = strconv.Quote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// run through tap sends --cwd made absolute, as the upstream clients do
+// (the runtime would resolve "." against its own working directory).
+func TestRunSendsAbsoluteCwd(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "tap.ndjson")
+	r := dshrpc(t, "", "run", "--runtime", tapRuntime(logPath), "--cwd", ".", "hi")
+	r.wantCode(t, exitOK)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readTapLog(t, logPath)
+	var init struct {
+		Method string
+		Params struct{ Cwd string }
+	}
+	if len(recs) == 0 || json.Unmarshal([]byte(recs[0].Frame), &init) != nil || init.Method != "initialize" {
+		t.Fatalf("the log does not start with initialize: %+v", recs)
+	}
+	if init.Params.Cwd != wd {
+		t.Errorf("initialize cwd %q, want %q", init.Params.Cwd, wd)
+	}
+}
+
+// A tap log that cut every frame to 120 bytes checks without a problem:
+// the cut requests' ids lie in their first bytes, so the whole responses
+// answer them; cut frames are warnings.
+func TestCheckTapLogOfCutFrames(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "cut.ndjson")
+	r := dshrpc(t, "", "run", "--runtime", tapRuntime(logPath, "--max-log-frame", "120"), noDelay, "hi")
+	r.wantCode(t, exitOK)
+	c := dshrpc(t, "", "check", logPath)
+	c.wantCode(t, exitOK)
+	wantContains(t, "check", c.stdout, ": warning: not-checked: c2s a frame of ", " 0 problems, ", "3 requests, 3 responses")
+	c = dshrpc(t, "", "check", "--strict", logPath)
+	c.wantCode(t, exitFailed)
+	for _, f := range findingsOf(c.stdout) {
+		if !strings.HasSuffix(f, " not-checked") {
+			t.Errorf("finding %s, want not-checked only:\n%s", f, c.stdout)
+		}
+	}
 }

@@ -36,6 +36,24 @@ type pending struct {
 	method  string
 	id      string // as written
 	session string // of a session/prompt
+	// methodCut says a tap log cut the request before its method.
+	methodCut bool
+}
+
+// what names the request's method in a message.
+func (p *pending) what() string {
+	if p.methodCut {
+		return "a request whose method the log cut off"
+	}
+	return p.method
+}
+
+// name names the request in a message.
+func (p *pending) name() string {
+	if p.methodCut {
+		return "request (its method cut off in the log)"
+	}
+	return fmt.Sprintf("request %q", p.method)
 }
 
 // Checker checks the frames of one transcript, in order, against the wire
@@ -50,10 +68,21 @@ type Checker struct {
 	scanner  wire.Scanner
 	pending  *fifoMap[pendingKey, *pending]
 	answered *fifoMap[pendingKey, int] // the line of the response
-	seqs     *fifoMap[string, int64]   // per session: last seq seen
+	seqs     *fifoMap[string, seqState]
 	runs     *fifoMap[string, *sessionRuns]
 	initOK   bool // an initialize succeeded
-	shutdown int  // line of the last c2s shutdown request, 0 if none
+	// initMaybe says an answer to initialize may have been a success: a
+	// tap log cut it before it showed which, or before its id.
+	initMaybe bool
+	shutdown  int // line of the last c2s shutdown request, 0 if none
+	// cutAnon is the line of the last frame a tap log cut before it showed
+	// which session it was of (0: none): it may have been an event or a
+	// status of any session.
+	cutAnon int
+	// idless holds, per direction, the lines of the latest frames a tap
+	// log cut before their id showed: each may have been the request that
+	// a response answers, or the response that a request got.
+	idless map[Dir][]int
 }
 
 // New returns a Checker of frames of at most maxFrame bytes, the longest
@@ -63,7 +92,7 @@ func New(maxFrame int) *Checker {
 		maxFrame: maxFrame,
 		pending:  newFIFOMap[pendingKey, *pending](checkTable),
 		answered: newFIFOMap[pendingKey, int](checkTable),
-		seqs:     newFIFOMap[string, int64](checkTable),
+		seqs:     newFIFOMap[string, seqState](checkTable),
 		runs:     newFIFOMap[string, *sessionRuns](checkTable),
 	}
 }
@@ -187,21 +216,29 @@ func (c *Checker) request(n int, dir Dir, method string, env *wire.Envelope) {
 	default:
 		c.requestParams(n, method, env)
 	}
-	key := pendingKey{dir, wire.KeyOfID(env.ID)}
-	if p, ok := c.pending.get(key); ok {
-		c.add(n, Malformed, "%srequest id %s is already waiting for a response (line %d): responses cannot tell them apart", dir.label(), id, p.line)
-	}
 	req := &pending{line: n, dir: dir, method: method, id: id}
 	if method == "session/prompt" {
 		if raw, ok := params(env); ok {
 			req.session, _ = sdkproto.Notification{Params: raw}.SessionID()
 		}
 	}
-	if method == "shutdown" && dir != s2c {
-		c.shutdown = n
+	c.track(wire.KeyOfID(env.ID), req)
+}
+
+// track records a request as waiting for its response.
+func (c *Checker) track(id wire.IDKey, req *pending) {
+	key := pendingKey{req.dir, id}
+	if p, ok := c.pending.get(key); ok {
+		c.add(req.line, Malformed, "%srequest id %s is already waiting for a response (line %d): responses cannot tell them apart", req.dir.label(), req.id, p.line)
+	}
+	if req.method == "session/prompt" && req.session != "" {
+		c.sessionPrompted(req.session, req.line)
+	}
+	if req.method == "shutdown" && req.dir != s2c {
+		c.shutdown = req.line
 	}
 	if _, old, evicted := c.pending.set(key, req); evicted {
-		c.add(old.line, UnansweredRequest, "%srequest %q (id %s) got no response within the next %d requests; check stopped waiting for it", old.dir.label(), old.method, old.id, checkTable)
+		c.add(old.line, UnansweredRequest, "%s%s (id %s) got no response within the next %d requests; check stopped waiting for it", old.dir.label(), old.name(), old.id, checkTable)
 	}
 	c.answered.delete(key)
 }
@@ -245,7 +282,7 @@ func (c *Checker) requestParams(n int, method string, env *wire.Envelope) {
 				}
 			}
 		}
-		if !c.initOK {
+		if !c.initOK && !c.initMaybe && len(c.idless[s2c]) == 0 {
 			c.add(n, EarlyPrompt, "session/prompt before any initialize succeeded (docs/wire.md §5.1: clients MUST await the initialize reply; newer runtimes refuse it)")
 		}
 	}
@@ -261,39 +298,23 @@ func memberText(maxTokens, effort json.RawMessage, err error) string {
 
 func (c *Checker) response(n int, dir Dir, env *wire.Envelope) {
 	id := string(env.ID.Raw)
-	var p *pending
-	var key pendingKey
-	want := map[Dir]Dir{c2s: s2c, s2c: c2s}[dir]
-	idk := wire.KeyOfID(env.ID)
-	for _, k := range []pendingKey{{want, idk}, {c2s, idk}, {s2c, idk}, {"", idk}} {
-		if q, _ := c.pending.get(k); q != nil && (dir == "" || q.dir == "" || q.dir == want) {
-			p, key = q, k
-			break
-		}
-	}
+	p := c.settle(n, dir, wire.KeyOfID(env.ID), id)
 	if p == nil {
-		if line, ok := c.answeredLine(want, idk); ok {
-			c.add(n, UnmatchedResponse, "%sresponse to id %s, which was already answered on line %d (duplicate response)", dir.label(), id, line)
-		} else {
-			c.add(n, UnmatchedResponse, "%sresponse to id %s, which no request is waiting for", dir.label(), id)
-		}
 		return
 	}
-	c.pending.delete(key)
-	c.answered.set(key, n)
 	isErr := env.Error.Kind == wire.Object || env.Error.Kind == wire.Array
 	if isErr {
 		if env.Result.Kind != wire.Absent {
-			c.add(n, BadPayload, "response to %s (id %s) has both result and error", p.method, id)
+			c.add(n, BadPayload, "response to %s (id %s) has both result and error", p.what(), id)
 		}
 		c.errorObject(n, p, env)
 		return
 	}
 	if env.Error.Kind != wire.Absent {
-		c.add(n, BadPayload, "response to %s (id %s): error is a JSON %s, not an object (the client ignores it)", p.method, id, env.Error.Kind)
+		c.add(n, BadPayload, "response to %s (id %s): error is a JSON %s, not an object (the client ignores it)", p.what(), id, env.Error.Kind)
 	}
 	if env.Result.Kind == wire.Absent {
-		c.add(n, BadPayload, "response to %s (id %s) has neither result nor error", p.method, id)
+		c.add(n, BadPayload, "response to %s (id %s) has neither result nor error", p.what(), id)
 		return
 	}
 	raw := json.RawMessage(env.Result.Raw)
@@ -324,13 +345,46 @@ func (c *Checker) response(n int, dir Dir, env *wire.Envelope) {
 		if err != nil {
 			c.add(n, BadPayload, "session/prompt result (id %s): %v", id, err)
 		} else if p.session != "" {
-			c.prompted(n, p.session, r.MessageID)
+			c.prompted(n, p, r.MessageID)
 		}
 	case "shutdown":
 		if env.Result.Kind != wire.Object {
 			c.add(n, BadPayload, "shutdown result (id %s) is a JSON %s, not {}", id, env.Result.Kind)
 		}
 	}
+}
+
+// awaiting returns the request that a response sent in direction dir with
+// this id answers, and its key; nil when none is waiting.
+func (c *Checker) awaiting(dir Dir, id wire.IDKey) (*pending, pendingKey) {
+	want := map[Dir]Dir{c2s: s2c, s2c: c2s}[dir]
+	for _, k := range []pendingKey{{want, id}, {c2s, id}, {s2c, id}, {"", id}} {
+		if q, _ := c.pending.get(k); q != nil && (dir == "" || q.dir == "" || q.dir == want) {
+			return q, k
+		}
+	}
+	return nil, pendingKey{}
+}
+
+// settle finds the request that a response read on line n answers, and
+// takes it off the pending requests; nil, reported, when none waits.
+func (c *Checker) settle(n int, dir Dir, id wire.IDKey, idText string) *pending {
+	p, key := c.awaiting(dir, id)
+	if p == nil {
+		want := map[Dir]Dir{c2s: s2c, s2c: c2s}[dir]
+		if c.takeIdless(want) {
+			return nil // it may answer a request cut before its id
+		}
+		if line, ok := c.answeredLine(want, id); ok {
+			c.add(n, UnmatchedResponse, "%sresponse to id %s, which was already answered on line %d (duplicate response)", dir.label(), idText, line)
+		} else {
+			c.add(n, UnmatchedResponse, "%sresponse to id %s, which no request is waiting for", dir.label(), idText)
+		}
+		return nil
+	}
+	c.pending.delete(key)
+	c.answered.set(key, n)
+	return p
 }
 
 // answeredLine finds the response that already answered a request with
@@ -353,14 +407,14 @@ func (c *Checker) answeredLine(want Dir, id wire.IDKey) (int, bool) {
 func (c *Checker) errorObject(n int, p *pending, env *wire.Envelope) {
 	var e map[string]json.RawMessage
 	if json.Unmarshal(env.Error.Raw, &e) != nil {
-		c.add(n, BadPayload, "error response to %s (id %s): error is not an object", p.method, p.id)
+		c.add(n, BadPayload, "error response to %s (id %s): error is not an object", p.what(), p.id)
 		return
 	}
 	if code := e["code"]; len(code) == 0 || wire.KindOf(code) != wire.Number {
-		c.add(n, BadPayload, "error response to %s (id %s): code must be a number, got %s", p.method, p.id, wire.KindOf(code).Phrase())
+		c.add(n, BadPayload, "error response to %s (id %s): code must be a number, got %s", p.what(), p.id, wire.KindOf(code).Phrase())
 	}
 	if msg := e["message"]; wire.KindOf(msg) != wire.String {
-		c.add(n, BadPayload, "error response to %s (id %s): message must be a string, got %s", p.method, p.id, wire.KindOf(msg).Phrase())
+		c.add(n, BadPayload, "error response to %s (id %s): message must be a string, got %s", p.what(), p.id, wire.KindOf(msg).Phrase())
 	}
 }
 
@@ -452,15 +506,62 @@ func (c *Checker) sessionEvent(n int, note sdkproto.Notification) {
 	if ev.Type == sdkproto.EventAgentInboxSpliced {
 		c.received(sid, ev.ReceiptIDs())
 	}
-	last, seen := c.seqs.get(sid)
-	switch {
-	case !seen && seq != 0:
-		c.add(n, SeqGap, "session %s: first event (%s) has seq %d, not 0 (docs/wire.md §4.5: contiguous from 0)", sid, ev.Type, seq)
-	case seen && seq <= last:
-		c.add(n, SeqOrder, "session %s: %s has seq %d after seq %d (seqs must increase)", sid, ev.Type, seq, last)
-		return // keep the highest seq seen
-	case seen && seq > last+1:
-		c.add(n, SeqGap, "session %s: seq jumps from %d to %d (%s)", sid, last, seq, ev.Type)
+	c.eventSeq(n, sid, string(ev.Type), seq)
+}
+
+// seqState is what a Checker knows of the seqs of one session's events.
+type seqState struct {
+	last int64 // the highest seq seen; -1 before the first event
+	line int   // of the event of seq last, or of the prompt that created the session
+	cut  int   // of the last event logged cut before its seq (0: none)
+	// prompted says the client prompted the session before any of its
+	// events came: the runtime then created it, and forwards its events
+	// from seq 0.
+	prompted bool
+}
+
+// sessionPrompted records a prompt read on line n to a session: the
+// first one creates it, so its events start at seq 0.
+func (c *Checker) sessionPrompted(session string, n int) {
+	if _, ok := c.seqs.get(session); !ok {
+		c.seqs.set(session, seqState{last: -1, line: n, prompted: true})
 	}
-	c.seqs.set(sid, seq)
+}
+
+// eventSeq checks the seq of an event of session read on line n against
+// what the real runtime forwards (docs/wire.md §4.5): a session the client
+// created by its prompt from seq 0, and every session without a gap from
+// its first forwarded event on. The first event of another session (a
+// subagent child, say) may have any seq: the events a session logs before
+// it is published (a child's inherited history and delegated policy) are
+// never forwarded.
+func (c *Checker) eventSeq(n int, session, eventType string, seq int64) {
+	st, ok := c.seqs.get(session)
+	if !ok {
+		st = seqState{last: -1}
+	}
+	// A frame cut after the last event seen may have been an event of the
+	// session whose seq is unknown: a gap then proves nothing.
+	sure := max(st.cut, c.cutAnon) < st.line
+	switch {
+	case st.last >= 0 && seq <= st.last:
+		c.add(n, SeqOrder, "session %s: %s has seq %d after seq %d (seqs must increase)", session, eventType, seq, st.last)
+		return // keep the highest seq seen
+	case st.last < 0 && st.prompted && seq != 0 && sure:
+		c.add(n, SeqGap, "session %s: its first event (%s) has seq %d, not 0: the runtime creates a session on its first prompt and forwards its events from seq 0 (docs/wire.md §4.5)", session, eventType, seq)
+	case st.last >= 0 && seq > st.last+1 && sure:
+		c.add(n, SeqGap, "session %s: seq jumps from %d to %d (%s): the runtime forwards every event of a session after its first (docs/wire.md §4.5)", session, st.last, seq, eventType)
+	}
+	c.seqs.set(session, seqState{last: seq, line: n})
+}
+
+// eventCut records that an event of session was logged cut, on line n,
+// before its seq.
+func (c *Checker) eventCut(session string, n int) {
+	st, ok := c.seqs.get(session)
+	if !ok {
+		st = seqState{last: -1}
+	}
+	st.cut = n
+	c.seqs.set(session, st)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,9 +43,10 @@ func wantContains(t *testing.T, out string, parts ...string) {
 
 // The real runtime's transcripts are clean but for what their recording
 // broke on purpose (errors.ndjson: bad initialize params, an unknown
-// method and notification from the client; prompt-before-initialize) and
-// where the runtime deviates from docs/wire.md (subagent.ndjson: the
-// child's first forwarded event has seq 2, README observed fact 7).
+// method and notification from the client; prompt-before-initialize).
+// subagent.ndjson is clean too: its child's first forwarded event has seq
+// 2, as the runtime never forwards what a child logs before it is
+// published (testdata/transcripts/README.md, observed fact 7).
 func TestRecordedTranscripts(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/transcripts/*.ndjson")
 	if err != nil || len(files) == 0 {
@@ -56,7 +58,6 @@ func TestRecordedTranscripts(t *testing.T) {
 			"8 unknown-method", "9 unknown-method",
 		},
 		"prompt-before-initialize.ndjson": {"1 early-prompt"},
-		"subagent.ndjson":                 {"26 seq-gap"},
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -194,5 +195,32 @@ func TestCheckerFrames(t *testing.T) {
 	}
 	if n := c.Counts(); n.Frames != 5 || n.Requests != 2 || n.Responses != 2 || n.Bad != 1 {
 		t.Errorf("counts %+v", n)
+	}
+}
+
+// Seqs as the real runtime forwards them (docs/wire.md §4.5): a session
+// the client's prompt created from 0, any session without a gap from its
+// first forwarded event on; a session the transcript does not show being
+// created, such as a subagent child, from any seq.
+func TestSeqRules(t *testing.T) {
+	event := func(session string, seq int) string {
+		return rec("s2c", fmt.Sprintf(`{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":%q,"event":{"type":"turn/start","seq":%d,"time":1,"data":{"turn":1}}}}`, session, seq))
+	}
+	started := rec("s2c", `{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"main","childSessionId":"child"}}`)
+	in := rec("c2s", tInit) + rec("s2c", tInitOK) + rec("c2s", tPrompt) +
+		event("main", 2) + // 4: the prompted session skips 0 and 1
+		started + event("child", 2) + event("child", 3) + // 6, 7: a child's first forwarded events
+		event("child", 5) + // 8: a gap
+		event("other", 7) + // 9: a session of unknown origin
+		rec("s2c", tReply) + rec("c2s", tShut) + rec("s2c", tShutOK)
+	kinds, msgs, _, counts := check(t, in, maxFrame)
+	if want := []string{"4 seq-gap", "8 seq-gap"}; !slices.Equal(kinds, want) {
+		t.Errorf("findings %q, want %q:\n%s", kinds, want, msgs)
+	}
+	wantContains(t, msgs,
+		"4: seq-gap: session main: its first event (turn/start) has seq 2, not 0: the runtime creates a session on its first prompt and forwards its events from seq 0 (docs/wire.md §4.5)",
+		"8: seq-gap: session child: seq jumps from 3 to 5 (turn/start)")
+	if counts.Problems() != 0 || !SeqGap.Warning() {
+		t.Errorf("counts %+v: want warnings only", counts)
 	}
 }

@@ -50,10 +50,10 @@ const (
 	NotChecked    Kind = "not-checked"
 )
 
-// Warning reports a kind that need not fail a check: the real runtime
-// shows it in normal operation (a subagent child's first forwarded event
-// has seq 2) or the contract leaves it to the runtime (HEAD accepts a
-// prompt before initialize), or the transcript may just have been cut short.
+// Warning reports a kind that need not fail a check: no client depends on
+// it (the SDK clients do not check seqs), the contract leaves it to the
+// runtime (HEAD accepts a prompt before initialize), or the transcript
+// may just have been cut short.
 func (k Kind) Warning() bool {
 	switch k {
 	case SeqGap, EarlyPrompt, RunUnfinished, NotChecked:

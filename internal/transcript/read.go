@@ -144,8 +144,7 @@ func (c *Checker) transcriptLine(n int, raw []byte) {
 		if size > int64(c.maxFrame) {
 			c.oversize(n, dir, size)
 		} else {
-			c.counts.Frames++
-			c.add(n, NotChecked, "%sa frame of %d bytes was logged cut to its first %d: not checked", dir.label(), size, len(frame))
+			c.cutFrame(n, dir, frame, size)
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 // then the session's idle.
 type run struct {
 	line    int    // of the reply
+	prompt  int    // of the prompt
 	msgID   string // the message id of the reply
 	receipt bool   // the receipt was seen
 }
@@ -17,20 +18,38 @@ type run struct {
 // sessionRuns is what a Checker knows of one session's runs.
 type sessionRuns struct {
 	runs     []*run
-	receipts []string // ids received before the reply named them (the receipt comes first)
+	receipts []earlyReceipt // received before the reply named them (the receipt comes first)
+	// cut is the line of the last frame of the session that a tap log cut
+	// before it showed whether it was a receipt or an idle (0: none).
+	cut int
+}
+
+// earlyReceipt is the receipt of a message that no reply has named yet.
+type earlyReceipt struct {
+	id string
+	// idled says the session went idle after the receipt: a client's Run,
+	// subscribed before it prompted, has seen all it awaits once the reply
+	// comes (docs/wire.md §6.3).
+	idled bool
 }
 
 // maxEarlyReceipts bounds the receipts kept per session for replies not
 // yet read.
 const maxEarlyReceipts = 64
 
-// prompted records the reply to a session/prompt: a run of session now
-// awaits the receipt of msgID (unless it came already), then an idle.
-func (c *Checker) prompted(line int, session, msgID string) {
+// prompted records the reply, on line n, to the session/prompt p: a run of
+// its session now awaits the receipt of msgID (unless it came already),
+// then an idle.
+func (c *Checker) prompted(n int, p *pending, msgID string) {
+	session := p.session
 	sr := c.sessionRuns(session)
-	r := &run{line: line, msgID: msgID}
-	if i := slices.Index(sr.receipts, msgID); i >= 0 {
+	r := &run{line: n, prompt: p.line, msgID: msgID}
+	if i := slices.IndexFunc(sr.receipts, func(e earlyReceipt) bool { return e.id == msgID }); i >= 0 {
+		idled := sr.receipts[i].idled
 		sr.receipts = slices.Delete(sr.receipts, i, i+1)
+		if idled {
+			return // the run ended before its reply came
+		}
 		r.receipt = true
 	}
 	if len(sr.runs) == maxRuns {
@@ -60,17 +79,21 @@ func (c *Checker) received(session string, ids []string) {
 		if len(sr.receipts) == maxEarlyReceipts {
 			sr.receipts = slices.Delete(sr.receipts, 0, 1)
 		}
-		sr.receipts = append(sr.receipts, id)
+		sr.receipts = append(sr.receipts, earlyReceipt{id: id})
 	}
 }
 
-// idle ends the runs of session whose receipt was seen.
+// idle ends the runs of session whose receipt was seen, and those whose
+// receipt came before their reply, as the reply comes.
 func (c *Checker) idle(session string) {
 	sr, ok := c.runs.get(session)
 	if !ok {
 		return
 	}
 	sr.runs = slices.DeleteFunc(sr.runs, func(r *run) bool { return r.receipt })
+	for i := range sr.receipts {
+		sr.receipts[i].idled = true
+	}
 }
 
 func (c *Checker) sessionRuns(session string) *sessionRuns {
@@ -88,8 +111,22 @@ func (c *Checker) finish() {
 	var left []*pending
 	c.pending.each(func(_ pendingKey, p *pending) { left = append(left, p) })
 	sort.Slice(left, func(i, j int) bool { return left[i].line < left[j].line })
+	// A frame cut before its id after a request may have been its
+	// response: each such frame excuses one unanswered request before it
+	// (both lists are in line order, so one pass pairs them).
+	taken := map[Dir]int{}
 	for _, p := range left {
-		c.add(p.line, UnansweredRequest, "%srequest %q (id %s) got no response", p.dir.label(), p.method, p.id)
+		answers := map[Dir]Dir{c2s: s2c, s2c: c2s}[p.dir]
+		l, j := c.idless[answers], taken[answers]
+		for j < len(l) && l[j] < p.line {
+			j++
+		}
+		if j < len(l) {
+			taken[answers] = j + 1
+			continue
+		}
+		taken[answers] = j
+		c.add(p.line, UnansweredRequest, "%s%s (id %s) got no response", p.dir.label(), p.name(), p.id)
 	}
 	type open struct {
 		session string
@@ -98,6 +135,10 @@ func (c *Checker) finish() {
 	var runs []open
 	c.runs.each(func(s string, sr *sessionRuns) {
 		for _, r := range sr.runs {
+			// A frame cut after the prompt may have been what the run awaits.
+			if max(sr.cut, c.cutAnon) > r.prompt {
+				continue
+			}
 			if c.shutdown < r.line { // a later shutdown ends the run: nothing waits
 				runs = append(runs, open{s, r})
 			}

@@ -28,6 +28,9 @@ func TestRunUnfinished(t *testing.T) {
 	}{
 		{"complete", []string{tInit, tInitOK, tPrompt, tReceipt, tReply, tIdle}, ""},
 		{"reply-before-receipt", []string{tInit, tInitOK, tPrompt, tReply, tReceipt, tIdle}, ""},
+		// A client's Run subscribes before it prompts: it has seen the
+		// receipt and the idle by the time the reply comes.
+		{"reply-after-idle", []string{tInit, tInitOK, tPrompt, tReceipt, tIdle, tReply}, ""},
 		{"no-receipt", []string{tInit, tInitOK, tPrompt, tReply, tIdle}, `4: run-unfinished: session main: the prompt was answered with message id "m-1", but no receipt`},
 		{"no-idle", []string{tInit, tInitOK, tPrompt, tReceipt, tReply}, `5: run-unfinished: session main: message "m-1" was received, but the session never went idle`},
 		{"idle-before-receipt", []string{tInit, tInitOK, tPrompt, tIdle, tReply, tReceipt}, `5: run-unfinished`},
