@@ -146,13 +146,13 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 		return m, false
 	case decoder != nil:
 		t, err := decoder(rd.params())
-		var bad malformedParams
+		bad, malformed := err.(malformedParams) // as decodeParamsOf returns it: a type assertion, which costs no allocation
 		switch {
 		case err == nil:
 			m.t = t
-		case errors.As(err, &bad) && env.ParamsToEnd:
+		case malformed && env.ParamsToEnd:
 			return m, true
-		case errors.As(err, &bad):
+		case malformed:
 			return m.dropped(DropMalformed, bad.err), false
 		case class == wire.Request:
 			// The answer says what is wrong in the peer's terms; the
