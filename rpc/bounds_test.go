@@ -19,7 +19,7 @@ import (
 // documentation: whatever the peer sends, and whether or not it reads,
 // the Conn holds at most about
 //
-//	2×MaxFrameSize + MaxWriteQueue + MaxWaitingBytes
+//	2×MaxFrameSize + MaxWriteQueue + 2×MaxWaitingBytes
 //	  + MaxConcurrentRequests × (a request's decoded params and its reply)
 //
 // Each floods a Conn inside a synctest bubble until everything in it is
@@ -44,7 +44,7 @@ func memoryBound(opts *rpc.Options, reply int) int64 {
 	if slots == 0 {
 		slots = rpc.DefaultMaxConcurrentRequests
 	}
-	return int64(2*opts.MaxFrameSize+opts.MaxWriteQueue+opts.MaxWaitingBytes+slots*reply) + 1<<20
+	return int64(2*opts.MaxFrameSize+opts.MaxWriteQueue+2*opts.MaxWaitingBytes+slots*reply) + 1<<20
 }
 
 type floodParams struct{ Data string }
