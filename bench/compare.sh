@@ -74,8 +74,8 @@ function ratio(x, y) {
 }
 function flush(   i, r, q, v, l, line, p, np, pl, better) {
 	if (nrows == 0) return
-	better = (unit == "sec/op" || unit == "B/op" || unit == "allocs/op") ? "lower is better" : (unit == "B/s" ? "higher is better" : "")
-	ratioed = (unit == "sec/op" || unit == "B/s" || unit == "B/op" || unit == "allocs/op")
+	better = (unit == "sec/op" || unit == "B/op" || unit == "allocs/op" || unit == "cpu-ns/op") ? "lower is better" : (unit == "B/s" ? "higher is better" : "")
+	ratioed = (unit == "sec/op" || unit == "B/s" || unit == "B/op" || unit == "allocs/op" || unit == "cpu-ns/op")
 	printf "\n### %s — %s%s\n\n", name, unit, (ratioed ? " (median of the floor, then each contender over the floor; " better ")" : " (medians)")
 	line = "| |"; for (i = 1; i <= nlibs; i++) line = line " " lib[i] " |"; print line
 	line = "|---|"; for (i = 1; i <= nlibs; i++) line = line "---:|"; print line

@@ -17,10 +17,12 @@ func BenchmarkConcurrent(b *testing.B) {
 		defer stop()
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := startCPU()
 		if err := callConcurrently(cl, b.N); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		cpu.stop(b)
 	})
 }
 

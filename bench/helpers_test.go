@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +79,25 @@ func (d *memDelta) stop(n int) (allocsPerOp, bytesPerOp float64) {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return float64(m.Mallocs-d.m.Mallocs) / float64(n), float64(m.TotalAlloc-d.m.TotalAlloc) / float64(n)
+}
+
+// cpuDelta measures the CPU time, user and system, that the whole process
+// (both ends, every goroutine) spent between start and stop.
+type cpuDelta struct{ start time.Duration }
+
+func startCPU() cpuDelta { return cpuDelta{processCPU()} }
+
+// stop reports the CPU time per op as cpu-ns/op.
+func (d cpuDelta) stop(b *testing.B) {
+	b.ReportMetric(float64(processCPU()-d.start)/float64(b.N), "cpu-ns/op")
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // eventRecorder checks a stream of events: every sequence number of [0, n)

@@ -13,12 +13,13 @@ func BenchmarkLarge(b *testing.B) {
 		p := Blob{Data: blobData}
 		b.SetBytes(blobSize)
 		b.ReportAllocs()
-		mem := startMem()
+		mem, cpu := startMem(), startCPU()
 		for b.Loop() {
 			if err := checkReply(cl.callBlob(bg, &p)); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.stop(b)
 		_, bytes := mem.stop(b.N)
 		b.ReportMetric(bytes/blobSize, "alloc-x-payload")
 	})

@@ -22,12 +22,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 		defer stop()
 		p := helloPrompt
 		b.ReportAllocs()
-		mem := startMem()
+		mem, cpu := startMem(), startCPU()
 		for b.Loop() {
 			if err := checkReply(cl.callPrompt(bg, &p)); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.stop(b)
 		allocs, _ := mem.stop(b.N)
 		b.ReportMetric(allocs-decodePRAllocs(), "allocs-over-decode/op")
 	})

@@ -23,6 +23,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(eventFrameSize))
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := startCPU()
 		for i := range b.N {
 			ev.Event.Seq = int64(i)
 			if err := srv.notifyEvent(bg, &ev); err != nil {
@@ -31,6 +32,7 @@ func BenchmarkStream(b *testing.B) {
 		}
 		reordered, err := rec.wait(time.Minute)
 		b.StopTimer()
+		cpu.stop(b)
 		if err != nil {
 			b.Fatal(err)
 		}
