@@ -162,18 +162,13 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	if j != nil {
 		defer c.update(func(s *state) { c.callEnded(s, j) })
 	}
+	if ctx.Done() == nil {
+		<-pc.done // a context that cannot end: a plain receive, cheaper than a select
+		return c.settledAfter(pc, f, seq)
+	}
 	select {
 	case <-pc.done:
-		if pc.err != nil {
-			// Ended before its response (the connection's end): a request
-			// still queued is not sent.
-			c.update(func(s *state) {
-				if s.out.withdraw(f, seq) {
-					putFrame(f)
-				}
-			})
-		}
-		return c.settled(pc)
+		return c.settledAfter(pc, f, seq)
 	case <-ctx.Done():
 		var written, mine bool
 		c.update(func(s *state) {
@@ -194,6 +189,20 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// settledAfter returns the outcome of the settled call pc, whose request
+// was queued as f, seq: when the connection's end failed it, a request
+// still queued is not sent.
+func (c *Conn) settledAfter(pc *call, f *frame, seq uint64) (*call, error) {
+	if pc.err != nil {
+		c.update(func(s *state) {
+			if s.out.withdraw(f, seq) {
+				putFrame(f)
+			}
+		})
+	}
+	return c.settled(pc)
 }
 
 // checkSize refuses a frame longer than MaxFrameSize, which the peer would

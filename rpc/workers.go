@@ -5,8 +5,8 @@ import "time"
 // The goroutines of a Conn are its read loop and its workers. A worker
 // does one kind of work at a time: run requests (runRequests), run the
 // notifications (runNotes), or write the queue (flush). When it runs out,
-// it waits, idle, for more, and exits after idleTimeout or when the Conn
-// closes. Keeping it a while is what makes a worker worth having over a
+// it waits, idle, for more, and exits after a second or two without any
+// (see idleTimeout), or when the Conn closes. Keeping it a while is what makes a worker worth having over a
 // fresh goroutine: its stack has grown to what decoding, encoding and
 // writing take, where a fresh goroutine would grow one anew (copying it
 // several times) for every request. An idle Conn holds only its read loop.
@@ -30,8 +30,11 @@ const (
 	writeQueue                 // hold the writing role until the queue is empty
 )
 
-// idleTimeout is how long a worker waits for work before it exits.
-const idleTimeout = 2 * time.Second
+// idleTimeout is the period at which an idle worker looks whether it has
+// done anything since it last looked: a worker exits after one to two
+// periods without work. (A timer reset after every piece of work would
+// cost more than the work of a small request.)
+const idleTimeout = time.Second
 
 // goWork has w done by an idle worker, or by a new one. Called under the
 // lock, while the Conn is not closed.
@@ -46,7 +49,8 @@ func (c *Conn) goWork(s *state, w work) {
 
 // worker does w, then what it is given while it waits idle.
 func (c *Conn) worker(w work) {
-	var idle *time.Timer
+	idle := time.NewTimer(idleTimeout)
+	defer idle.Stop()
 	for {
 		switch w.kind {
 		case runRequest:
@@ -56,20 +60,28 @@ func (c *Conn) worker(w work) {
 		case writeQueue:
 			c.flush(roleWorker)
 		}
-		if idle == nil {
-			idle = time.NewTimer(idleTimeout)
-		} else {
-			idle.Reset(idleTimeout)
+		if !c.awaitWork(&w, idle) {
+			c.update(func(s *state) { s.goroutines-- })
+			return
 		}
+	}
+}
+
+// awaitWork waits for the next work into *w, and reports false when the
+// worker is to exit instead: it was idle for a whole period of idle, or
+// the Conn closed.
+func (c *Conn) awaitWork(w *work, idle *time.Timer) bool {
+	for worked := true; ; worked = false {
 		select {
-		case w = <-c.idle:
-			idle.Stop()
-			continue
+		case *w = <-c.idle:
+			return true
 		case <-idle.C:
+			if !worked {
+				return false
+			}
+			idle.Reset(idleTimeout)
 		case <-c.ctx.Done():
-			idle.Stop()
+			return false
 		}
-		c.update(func(s *state) { s.goroutines-- })
-		return
 	}
 }
