@@ -204,14 +204,32 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 	ctx := context.Background()
 	rt := &routeRuntime{release: make(chan struct{}), entered: make(chan struct{})}
 	srv := sdkproto.NewServer(rt, nil)
-	p := servePeer(t, srv)
-	if _, err := sdkproto.Initialize.Call(ctx, p.conn, initParams("m")); err != nil {
+	// The Server on a Conn of the test's own, whose drops tell the test
+	// what its read loop has read.
+	reg := rpc.NewRegistry()
+	srv.Register(reg)
+	read := make(chan string, 8)
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	server := rpc.NewConn(cr, sw, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { read <- d.Method }})
+	client := rpc.NewConn(sr, cw, nil)
+	server.Start()
+	client.Start()
+	t.Cleanup(func() {
+		client.Close()
+		server.Close()
+		cw.Close()
+		sw.Close()
+		client.Wait()
+		server.Wait()
+	})
+	if _, err := sdkproto.Initialize.Call(ctx, client, initParams("m")); err != nil {
 		t.Fatal(err)
 	}
 	shut := make(chan error, 2)
 	for range 2 {
 		go func() {
-			_, err := sdkproto.Shutdown.Call(ctx, p.conn, rpc.NoParams{})
+			_, err := sdkproto.Shutdown.Call(ctx, client, rpc.NoParams{})
 			shut <- err
 		}()
 	}
@@ -219,15 +237,27 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 	if !srv.ShuttingDown() {
 		t.Fatal("the runtime is shutting down, the Server does not say so")
 	}
+	if err := srv.Emitter().Status(context.Background(), "late", sdkproto.StatusIdle); !errors.Is(err, sdkproto.ErrShuttingDown) {
+		t.Fatalf("emit during shutdown: %v", err)
+	}
 	// shutdown is exclusive: a prompt written while it runs waits for it,
 	// and is then refused.
 	late := make(chan error, 1)
 	go func() {
-		_, err := sdkproto.SessionPrompt.Call(ctx, p.conn, promptParams("late", "hi"))
+		_, err := sdkproto.SessionPrompt.Call(ctx, client, promptParams("late", "hi"))
 		late <- err
 	}()
-	if err := srv.Emitter().Status(context.Background(), "late", sdkproto.StatusIdle); !errors.Is(err, sdkproto.ErrShuttingDown) {
-		t.Fatalf("emit during shutdown: %v", err)
+	// Frames are read in order: once the marker is read, so were the
+	// frames the client wrote before it (usually the prompt's; if not,
+	// the prompt is answered as below all the same).
+	client.Notify(ctx, "marker", nil)
+	if m := <-read; m != "marker" {
+		t.Fatalf("dropped %q, want the marker", m)
+	}
+	select {
+	case err := <-late:
+		t.Fatalf("the prompt was answered (%v) while shutdown ran", err)
+	default:
 	}
 	close(rt.release)
 	for range 2 {
@@ -239,7 +269,6 @@ func TestServerShutdownRefusesPrompts(t *testing.T) {
 	if rt.shutdowns != 1 {
 		t.Fatalf("runtime shut down %d times, want 1", rt.shutdowns)
 	}
-	<-p.served
 }
 
 func TestServerTeardownFailure(t *testing.T) {
