@@ -157,9 +157,10 @@ func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(
 			c.goWork(s, work{kind: writeQueue})
 		}
 	}
-	c.unlock()
-	if role != noRole {
-		c.flush(role)
+	if role == noRole {
+		c.unlock()
+	} else {
+		c.flushLocked(role) // it unlocks
 	}
 	return seq, nil
 }
@@ -190,6 +191,11 @@ const (
 // then gives the role up.
 func (c *Conn) flush(role writerRole) {
 	c.lock()
+	c.flushLocked(role)
+}
+
+// flushLocked is flush, called with the lock held; it releases it.
+func (c *Conn) flushLocked(role writerRole) {
 	s := &c.st
 	o := &s.out
 	for batches := 0; ; batches++ {
