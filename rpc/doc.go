@@ -2,6 +2,44 @@
 // the stdio of a child process, a pipe, a socket. Each frame is one compact
 // JSON value on one LF-terminated line.
 //
+// # The core
+//
+// A Conn is eight concepts, each in the file named after it:
+//
+//	framer.go, newline.go  the framer: frames cut from the input, and
+//	                       delimited on the output
+//	read.go, parse.go      the read loop: read, parse (validate, classify,
+//	                       find the handler, decode params), route
+//	state.go               the state: the phase (an enum, forward only) and
+//	                       every table and count, under one lock, changed
+//	                       between lock and unlock, which applies the rules
+//	                       that follow from any change (done, the quiet
+//	                       close, the invariants)
+//	inbox.go               the inbox: handler slots, the waiting room,
+//	                       exclusive requests, slot lending, the
+//	                       notification queue
+//	serve.go, request.go   serving: one path that runs a handler (through
+//	                       the interceptors, panics recovered once) with
+//	                       its request's context, and answers
+//	call.go                calls: the call table and the path of this
+//	                       side's calls and notifications
+//	writer.go              the writer: the bounded write queue, and who
+//	                       writes (sender)
+//	preempt.go, cancel.go  preempters: protocol rules outside the core
+//	                       (cancellation), acting through retire
+//
+// with workers.go for the goroutines that do the work, and the API around
+// them (method.go, registry.go, options.go, errors.go, drop.go,
+// intercept.go). A request's path:
+//
+//	readLoop → framer.next → parse → admit (inbox) → worker: runRequests
+//	  → serve → handler → send (writer) → flush → Write
+//
+// and a call's: doCall → sendWith (registers it in the call table, queues
+// its frame) → flush → Write … readLoop → parse → settle → the caller's
+// wait ends. The sections below are the tour, in the order a user meets
+// the package.
+//
 // # Define methods
 //
 // A method is a descriptor whose type parameters carry its payload types.
