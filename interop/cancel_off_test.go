@@ -18,7 +18,7 @@ func TestTransportCancelledCallSendsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.conn.Call(ctx, "hang", map[string]any{}, nil) }()
-	waitContains(l.sent, `"method":"hang"`)
+	waitContains(t, l.sent, `"method":"hang"`)
 	cancel()
 	if err := within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled call returned %v", err)

@@ -191,8 +191,9 @@ func (c *child) waitAck(n int) {
 }
 
 // waitContains waits until the bytes rec recorded contain s.
-func waitContains(rec *linetest.Recorder, s string) {
-	rec.WaitFor(func(data []byte) bool { return bytes.Contains(data, []byte(s)) })
+func waitContains(t *testing.T, rec *linetest.Recorder, s string) {
+	t.Helper()
+	rec.WaitFor(t, func(data []byte) bool { return bytes.Contains(data, []byte(s)) })
 }
 
 // tapReader records what the Conn reads; it keeps SetReadDeadline, so

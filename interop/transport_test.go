@@ -569,7 +569,7 @@ func TestTransportGoClosesInput(t *testing.T) {
 	l := startLink(t, "serve", g.reg)
 	// TS has a request pending to Go; then Go ends TS's input.
 	l.mustCall("pendingUntilEnd", map[string]any{"method": "hang"}, nil)
-	waitContains(l.received, `"method":"hang"`)
+	waitContains(t, l.received, `"method":"hang"`)
 	if err := l.stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +597,7 @@ func TestTransportTSOutputEnds(t *testing.T) {
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
 	// exit answers, then node exits: its output ends under the pending call.
-	waitContains(l.sent, `"method":"hang"`)
+	waitContains(t, l.sent, `"method":"hang"`)
 	l.mustCall("exit", map[string]any{"code": 0}, nil)
 	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Errorf("pending call ended with %v, want ErrInputEnded", err)
@@ -610,7 +610,7 @@ func TestTransportGoClose(t *testing.T) {
 	l := startLink(t, "serve", newGoSide().reg)
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
-	waitContains(l.sent, `"method":"hang"`)
+	waitContains(t, l.sent, `"method":"hang"`)
 	l.conn.Close()
 	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("pending call ended with %v, want ErrClosed", err)

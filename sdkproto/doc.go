@@ -57,7 +57,10 @@
 // Nothing is lost: decoding keeps the raw JSON, so unknown block types,
 // unknown event types and unknown members survive a decode and encode byte
 // for byte, and a program can forward what it does not understand.
-// OptionalInt and OptionalString tell an absent member from null.
+// OptionalInt and OptionalString tell an absent member from null. Printed
+// (fmt's %v, %+v, %s), a wire value shows its JSON text, as it encodes,
+// rather than the bytes it keeps; a Notification shows its index, method
+// and params.
 //
 // Validation reproduces the runtime's checks and messages:
 // InitializeParams.Validate (reasoningEffort, then maxTokens as a

@@ -86,8 +86,8 @@ type TokenUsage struct {
 	ReasoningTokens  *int64 `json:"reasoningTokens,omitempty"`
 }
 
-// LlmFailure describes a failed model call.
-type LlmFailure struct {
+// LLMFailure describes a failed model call (LlmFailure upstream).
+type LLMFailure struct {
 	Message              string   `json:"message"`
 	Code                 string   `json:"code"`
 	Status               *int     `json:"status,omitempty"`
@@ -110,7 +110,7 @@ const (
 // FinishReason ends a model stream (the finish chunk).
 type FinishReason struct {
 	Kind    FinishKind  `json:"kind"`
-	Failure *LlmFailure `json:"failure,omitempty"`
+	Failure *LLMFailure `json:"failure,omitempty"`
 }
 
 // TurnEndKind is TurnEndReason.Kind; the set is open (merge-extensible).
@@ -130,7 +130,7 @@ const (
 // failure, as in FinishReason) and, for aborted, a nested reason.
 type TurnEndReason struct {
 	Kind   TurnEndKind  `json:"kind"`
-	Error  *LlmFailure  `json:"error,omitempty"`
+	Error  *LLMFailure  `json:"error,omitempty"`
 	Reason *AbortReason `json:"reason,omitempty"`
 }
 
@@ -305,7 +305,7 @@ type LLMRetryData struct {
 	Retry      int64      `json:"retry"`
 	MaxRetries *int64     `json:"maxRetries,omitempty"`
 	DelayMs    float64    `json:"delayMs"`
-	Failure    LlmFailure `json:"failure"`
+	Failure    LLMFailure `json:"failure"`
 }
 
 // LLMRetryStartedData is the data of llm/retry-started.

@@ -124,7 +124,7 @@ func TestLaunchStderrTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	stderr.WaitFor(func(d []byte) bool { return bytes.Contains(d, []byte("line 5\n")) })
+	stderr.WaitFor(t, func(d []byte) bool { return bytes.Contains(d, []byte("line 5\n")) })
 	_, err = c.Prompt(procCtx(t), "main")
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {

@@ -22,6 +22,9 @@ type srvPeer struct {
 	conn   *rpc.Conn
 	in     *io.PipeWriter // what the server reads
 	served chan error     // Serve's result
+	// read holds what the server has read of the client's frames: each
+	// Write of the client reaches it once the server took it from the pipe.
+	read *linetest.Recorder
 
 	mu      sync.Mutex
 	notes   []srvNote
@@ -37,7 +40,7 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
-	p := &srvPeer{in: cw, served: make(chan error, 1), changed: make(chan struct{})}
+	p := &srvPeer{in: cw, served: make(chan error, 1), changed: make(chan struct{}), read: &linetest.Recorder{}}
 	go func() {
 		err := srv.Serve(context.Background(), cr, sw)
 		sw.Close()
@@ -51,7 +54,7 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 		close(p.changed)
 		p.changed = make(chan struct{})
 	})
-	p.conn = rpc.NewConn(sr, cw, &rpc.Options{Handler: reg})
+	p.conn = rpc.NewConn(sr, io.MultiWriter(cw, p.read), &rpc.Options{Handler: reg})
 	p.conn.Start()
 	t.Cleanup(func() {
 		cw.Close() // ends a Serve still reading

@@ -13,4 +13,6 @@
 //
 // Failures are reported on the test's goroutine, through the testing.TB
 // the test passed in: nothing here ends a goroutine with runtime.Goexit.
+// No wait hangs: each fails the test with what it waited for once MaxWait
+// has passed.
 package linetest

@@ -12,8 +12,8 @@ import (
 // goroutines run than when it was called. It counts goroutines rather than
 // matching function names in stacks, so the tests of a package that use it
 // must not run in parallel. A goroutine takes a moment to exit after it
-// signals a WaitGroup, so the count is read again, yielding in between,
-// until it falls or ten seconds pass. Calls after the first in a test do
+// signals a WaitGroup, so the count is read again, at growing intervals,
+// until it falls or MaxWait passes. Calls after the first in a test do
 // nothing.
 func CheckNoLeak(t testing.TB) {
 	if _, seen := leakChecked.LoadOrStore(t, true); seen {
@@ -21,18 +21,23 @@ func CheckNoLeak(t testing.TB) {
 	}
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > before {
+		defer leakChecked.Delete(t)
+		deadline := time.Now().Add(MaxWait)
+		// Polling, as nothing signals an exit: each pause twice the last, up to 100 ms.
+		for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
 			if time.Now().After(deadline) {
 				buf := make([]byte, 1<<20)
-				t.Errorf("%d goroutines outlived the test (%d before it):\n%s",
-					runtime.NumGoroutine()-before, before, buf[:runtime.Stack(buf, true)])
+				t.Errorf("linetest: %d goroutines outlived the test (%d before it) by %v:\n%s",
+					n-before, before, MaxWait, buf[:runtime.Stack(buf, true)])
 				return
 			}
 			runtime.Gosched()
-			time.Sleep(time.Millisecond) // polling for exits, not ordering events
+			time.Sleep(pause)
 		}
-		leakChecked.Delete(t)
 	})
 }
 

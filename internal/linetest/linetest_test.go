@@ -50,15 +50,27 @@ func TestLockedBuffer(t *testing.T) {
 	}
 }
 
-// fakeTB records a failure instead of ending the test.
+// fakeTB records failures instead of ending the test, so that a test can
+// check what a failing wait reports.
 type fakeTB struct {
 	testing.TB
-	failed string
+	failures []string
 }
 
 func (f *fakeTB) Helper()                        {}
-func (f *fakeTB) Fatal(args ...any)              { f.failed = fmt.Sprint(args...) }
-func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
+func (f *fakeTB) Fatal(args ...any)              { f.fail(fmt.Sprint(args...)) }
+func (f *fakeTB) Fatalf(format string, a ...any) { f.fail(fmt.Sprintf(format, a...)) }
+func (f *fakeTB) Errorf(format string, a ...any) { f.fail(fmt.Sprintf(format, a...)) }
+func (f *fakeTB) fail(msg string)                { f.failures = append(f.failures, msg) }
+
+// only returns the one failure reported, or fails t.
+func (f *fakeTB) only(t *testing.T) string {
+	t.Helper()
+	if len(f.failures) != 1 {
+		t.Fatalf("%d failures reported, want 1: %q", len(f.failures), f.failures)
+	}
+	return f.failures[0]
+}
 
 func TestRecorder(t *testing.T) {
 	var seen []string
@@ -68,17 +80,15 @@ func TestRecorder(t *testing.T) {
 	if got := r.Frames(t); len(got) != 3 || string(got[2]) != "c\n" || len(seen) != 3 || r.Writes() != 2 {
 		t.Fatalf("frames %q, seen %q", got, seen)
 	}
-	done := make(chan [][]byte)
-	go func() { done <- r.WaitForFrames(t, 4) }()
-	r.Write([]byte("d\n"))
-	if got := <-done; string(got[3]) != "d\n" || r.String() != "a\nb\nc\nd\n" {
+	go r.Write([]byte("d\n"))
+	if got := r.WaitForFrames(t, 4); string(got[3]) != "d\n" || r.String() != "a\nb\nc\nd\n" {
 		t.Fatalf("WaitForFrames returned %q", got)
 	}
 	r.Write([]byte("e"))
 	f := &fakeTB{TB: t}
 	r.Frames(f)
-	if !strings.Contains(f.failed, "does not end a frame") {
-		t.Fatalf("a split frame went unreported: %q", f.failed)
+	if got := f.only(t); !strings.Contains(got, "does not end a frame") {
+		t.Fatalf("a split frame went unreported: %q", got)
 	}
 }
 
@@ -92,7 +102,7 @@ func TestRecorderStream(t *testing.T) {
 	if len(got) != 2 || string(got[0]) != "ab\n" || string(got[1]) != "c\n" || strings.Join(seen, "") != "ab\nc\n" {
 		t.Fatalf("frames %q, seen %q", got, seen)
 	}
-	if d := r.WaitFor(func(d []byte) bool { return bytes.HasSuffix(d, []byte("d")) }); string(d) != "ab\nc\nd" {
+	if d := r.WaitFor(t, func(d []byte) bool { return bytes.HasSuffix(d, []byte("d")) }); string(d) != "ab\nc\nd" {
 		t.Fatalf("WaitFor returned %q", d)
 	}
 }
@@ -104,9 +114,9 @@ func TestPeerScript(t *testing.T) {
 		buf := make([]byte, 256)
 		n, _ := p.ConnIn.Read(buf)
 		io.WriteString(p.ConnOut, `{"jsonrpc":"2.0","id":7,"method":"ask","params":{}}`+"\n")
-		io.WriteString(p.ConnOut, string(buf[:n]))
+		p.ConnOut.Write(buf[:n])
 		n, _ = p.ConnIn.Read(buf)
-		io.WriteString(p.ConnOut, string(buf[:n]))
+		p.ConnOut.Write(buf[:n])
 		p.ConnOut.Close()
 	}()
 	p.Send(`{"method":"hello"}`)
@@ -138,7 +148,7 @@ func TestPeerReadAhead(t *testing.T) {
 		io.WriteString(p.ConnOut, "{\"ping\":1}\n{\"other\":2}\n")
 		buf := make([]byte, 16)
 		n, _ := p.ConnIn.Read(buf)
-		io.WriteString(p.ConnOut, string(buf[:n]))
+		p.ConnOut.Write(buf[:n])
 		p.ConnOut.CloseWithError(errors.New("gone"))
 	}()
 	if f := p.Next(); f != `{"other":2}` {
@@ -149,6 +159,18 @@ func TestPeerReadAhead(t *testing.T) {
 	}
 	if _, err := p.TryNext(); err == nil || err.Error() != "gone" {
 		t.Fatalf("after the output failed: %v", err)
+	}
+}
+
+// Once closed, a peer neither takes nor sends, and says so at once.
+func TestPeerAfterClose(t *testing.T) {
+	p := NewPeer(t)
+	p.Close()
+	if _, err := p.TryNext(); err != io.ErrClosedPipe {
+		t.Errorf("TryNext after Close: %v", err)
+	}
+	if err := p.TrySend("{}"); err != io.ErrClosedPipe {
+		t.Errorf("TrySend after Close: %v", err)
 	}
 }
 

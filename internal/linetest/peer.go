@@ -17,13 +17,19 @@ import (
 // reads as a script of the wire: the thing under test reads ConnIn and
 // writes ConnOut; the test sends it lines and takes the frames it writes.
 //
-// By default a frame is read only when the test asks for one, so a test
-// can also play a peer that does not read. ReadAhead makes a goroutine
-// read every frame as it comes instead.
+// By default a frame is read only when the test asks for one, one at a
+// time, so a test can also play a peer that does not read: until it asks,
+// the writer blocks. ReadAhead makes a goroutine read every frame as it
+// comes instead.
+//
+// Every wait is bounded by MaxWait: a frame that does not come, or a line
+// that the thing under test does not read, fails the test with what it
+// waited for.
 //
 // The methods that fail a test (Send, Next, Expect, NextRequest, Answer)
 // must be called from the test's goroutine; a goroutine of the test's own
-// uses TryNext and hands its error to the test.
+// uses TryNext and TrySend and hands their errors to the test. Frames are
+// taken by one goroutine at a time.
 type Peer struct {
 	// ConnIn is what the thing under test reads: the peer's lines.
 	ConnIn *io.PipeReader
@@ -35,10 +41,15 @@ type Peer struct {
 	out    io.ReadCloser  // what the thing under test wrote
 	frames *bufio.Reader
 
-	mu    sync.Mutex
-	read  []string // every frame taken so far, without its LF
-	ahead chan frameRead
-	done  chan struct{} // closed when the read-ahead goroutine ends
+	closeOnce sync.Once
+	closed    chan struct{} // closed by Close: the readers stop
+
+	mu      sync.Mutex
+	read    []string       // every frame taken so far, without its LF
+	pending chan frameRead // the read of one frame under way, without ReadAhead
+	ahead   chan frameRead // the frames read ahead, with ReadAhead
+	closing bool           // Close began: no reader goroutine starts any more
+	readers sync.WaitGroup // the goroutines reading out
 }
 
 type frameRead struct {
@@ -52,8 +63,8 @@ type frameRead struct {
 func NewPeer(t testing.TB) *Peer {
 	connIn, in := io.Pipe()
 	out, connOut := io.Pipe()
-	p := &Peer{ConnIn: connIn, ConnOut: connOut, t: t, in: in, out: out, frames: bufio.NewReader(out)}
-	t.Cleanup(p.Close)
+	p := newPeer(t, in, out)
+	p.ConnIn, p.ConnOut = connIn, connOut
 	return p
 }
 
@@ -62,19 +73,34 @@ func NewPeer(t testing.TB) *Peer {
 // child writes); ConnIn and ConnOut are nil. The streams close when the
 // test ends.
 func Attach(t testing.TB, in io.WriteCloser, out io.ReadCloser) *Peer {
-	p := &Peer{t: t, in: in, out: out, frames: bufio.NewReader(out)}
+	return newPeer(t, in, out)
+}
+
+func newPeer(t testing.TB, in io.WriteCloser, out io.ReadCloser) *Peer {
+	p := &Peer{t: t, in: in, out: out, frames: bufio.NewReader(out), closed: make(chan struct{})}
 	t.Cleanup(p.Close)
 	return p
 }
 
 // Close closes both streams, so that the thing under test sees its input
-// end and its writes fail, and waits for the read-ahead goroutine. It is
-// called when the test ends, and may be called before.
+// end and its writes fail, and waits for the goroutines reading its output;
+// one still reading after MaxWait (a stream whose Close does not end a
+// Read) fails the test. It is called when the test ends, and may be called
+// before.
 func (p *Peer) Close() {
+	p.closeOnce.Do(func() { close(p.closed) })
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
 	p.in.Close()
 	p.out.Close()
-	if p.done != nil {
-		<-p.done
+	readersDone := make(chan struct{})
+	go func() {
+		p.readers.Wait()
+		close(readersDone)
+	}()
+	if !waitBounded(readersDone) {
+		p.t.Errorf("linetest: the peer's reader still ran %v after its streams were closed", MaxWait)
 	}
 }
 
@@ -82,25 +108,38 @@ func (p *Peer) Close() {
 // A frame for which hook (when not nil) returns true is taken by the hook
 // (it may TrySend, as a scripted runtime answers its own shutdown); the
 // others wait for Next, up to 65,536 of them: past that the goroutine
-// stops reading, as a peer that falls behind does.
+// stops reading, as a peer that falls behind does. It is called before
+// Close.
 func (p *Peer) ReadAhead(hook func(p *Peer, frame string) bool) {
-	p.ahead = make(chan frameRead, 1<<16)
-	p.done = make(chan struct{})
-	go func() {
-		defer close(p.done)
-		defer close(p.ahead)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// A read a timed-out Next left under way holds the next frame.
+	pending := p.pending
+	p.pending = nil
+	ahead := make(chan frameRead, 1<<16)
+	p.ahead = ahead
+	p.readers.Go(func() {
+		defer close(ahead)
 		for {
-			f, err := p.readFrame()
-			if err != nil {
-				p.ahead <- frameRead{err: err}
-				return
+			var r frameRead
+			if pending != nil {
+				r, pending = <-pending, nil
+			} else {
+				r.frame, r.err = p.readFrame()
 			}
-			if hook != nil && hook(p, f) {
+			if r.err == nil && hook != nil && hook(p, r.frame) {
 				continue
 			}
-			p.ahead <- frameRead{frame: f}
+			select {
+			case ahead <- r:
+			case <-p.closed:
+				return
+			}
+			if r.err != nil {
+				return
+			}
 		}
-	}()
+	})
 }
 
 func (p *Peer) readFrame() (string, error) {
@@ -118,35 +157,119 @@ func (p *Peer) readFrame() (string, error) {
 	return f, nil
 }
 
+// nextRead returns the channel the next frame comes on: the read-ahead
+// queue, or else the read of one frame, on a goroutine so that its wait
+// can be bounded, started now unless one is already under way.
+func (p *Peer) nextRead() (ch chan frameRead, ahead bool) {
+	p.mu.Lock()
+	if p.ahead != nil {
+		defer p.mu.Unlock()
+		return p.ahead, true
+	}
+	if p.pending != nil {
+		defer p.mu.Unlock()
+		return p.pending, false
+	}
+	ch = make(chan frameRead, 1)
+	p.pending = ch
+	closing := p.closing
+	if !closing {
+		p.readers.Add(1)
+	}
+	p.mu.Unlock()
+	read := func() {
+		var r frameRead
+		r.frame, r.err = p.readFrame()
+		ch <- r
+	}
+	if closing {
+		// The streams are closed, so the read ends at once; a goroutine
+		// started now would race with Close's wait for the readers.
+		read()
+	} else {
+		go func() {
+			defer p.readers.Done()
+			read()
+		}()
+	}
+	return ch, false
+}
+
+// errNoFrame is TryNext's error when no frame came within MaxWait.
+var errNoFrame = fmt.Errorf("no frame within %v", MaxWait)
+
 // TryNext returns the next frame written (without its LF), or why there is
-// none: io.EOF when the thing under test closed its output.
+// none: io.EOF when the thing under test closed its output, or an error
+// saying that no frame came within MaxWait (a frame that comes later is
+// the next one taken).
 func (p *Peer) TryNext() (string, error) {
-	if p.ahead == nil {
-		return p.readFrame()
+	ch, ahead := p.nextRead()
+	timer := newBound()
+	defer timer.Stop()
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return "", io.EOF // ReadAhead's goroutine delivered its error already
+		}
+		if !ahead {
+			p.mu.Lock()
+			p.pending = nil
+			p.mu.Unlock()
+		}
+		return r.frame, r.err
+	case <-timer.C:
+		return "", errNoFrame
 	}
-	r, ok := <-p.ahead
-	if !ok {
-		return "", io.EOF
-	}
-	return r.frame, r.err
 }
 
 // Next returns the next frame written, without its LF; it fails the test
-// when the output ends instead.
+// when the output ends instead, or when no frame comes within MaxWait.
 func (p *Peer) Next() string {
+	p.t.Helper()
+	f, _ := p.next("a frame")
+	return f
+}
+
+// next is Next; want says what the test waits for, in its failure.
+func (p *Peer) next(want string) (frame string, ok bool) {
 	p.t.Helper()
 	f, err := p.TryNext()
 	if err != nil {
-		p.t.Fatalf("reading the next frame: %v", err)
+		if err != errNoFrame {
+			err = fmt.Errorf("the output ended: %w", err)
+		}
+		p.t.Fatalf("linetest: %v; waited for %s; %s", err, want, p.takenSummary())
+		return "", false // for a testing.TB whose Fatalf returns
 	}
-	return f
+	return f, true
+}
+
+// takenSummary describes the frames taken so far, the last ones quoted.
+func (p *Peer) takenSummary() string {
+	const shown, maxLen = 5, 300
+	taken := p.Taken()
+	if len(taken) == 0 {
+		return "no frame taken before"
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d frames taken before, the last ones:", len(taken))
+	for _, f := range taken[max(0, len(taken)-shown):] {
+		if len(f) > maxLen {
+			f = f[:maxLen] + "..."
+		}
+		sb.WriteString("\n\t" + f)
+	}
+	return sb.String()
 }
 
 // Expect takes the next frame and matches it against want, with the
 // placeholders of the wire vectors and numbers compared by value.
 func (p *Peer) Expect(want string) string {
 	p.t.Helper()
-	got := p.Next()
+	got, ok := p.next("a frame matching " + want)
+	if !ok {
+		return ""
+	}
 	if err := vectortest.Match(json.RawMessage(want), json.RawMessage(got)); err != nil {
 		p.t.Fatalf("frame %s\nwant %s\n%v", got, want, err)
 	}
@@ -176,7 +299,11 @@ func ParseRequest(frame string) (Request, error) {
 // NextRequest takes the next frame, which must be a request.
 func (p *Peer) NextRequest() Request {
 	p.t.Helper()
-	r, err := ParseRequest(p.Next())
+	f, ok := p.next("a request")
+	if !ok {
+		return Request{}
+	}
+	r, err := ParseRequest(f)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -184,19 +311,34 @@ func (p *Peer) NextRequest() Request {
 }
 
 // Send writes one line to the thing under test, an LF appended; it fails
-// the test when that side no longer reads.
+// the test when that side no longer reads, or has not read the line
+// within MaxWait.
 func (p *Peer) Send(line string) {
 	p.t.Helper()
 	if err := p.TrySend(line); err != nil {
-		p.t.Fatalf("send: %v", err)
+		p.t.Fatalf("linetest: send: %v", err)
 	}
 }
 
 // TrySend writes one line, an LF appended, and returns the error of the
-// write: a side that is gone makes it fail.
+// write: a side that is gone makes it fail. A line not read within MaxWait
+// makes it return an error saying so; the line stays on its way (a later
+// line follows it), until the thing under test reads it or Close.
 func (p *Peer) TrySend(line string) error {
-	_, err := io.WriteString(p.in, line+"\n")
-	return err
+	written := make(chan error, 1)
+	// On a goroutine, so that the wait for the reader can be bounded.
+	go func() {
+		_, err := io.WriteString(p.in, line+"\n")
+		written <- err
+	}()
+	timer := newBound()
+	defer timer.Stop()
+	select {
+	case err := <-written:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("the thing under test did not read the line within %v; waited to send %.300s", MaxWait, line)
+	}
 }
 
 // Answer sends the response with result (a JSON text) to r.

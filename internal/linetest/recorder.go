@@ -96,9 +96,25 @@ func (r *Recorder) Writes() int {
 }
 
 // WaitFor waits until done reports true of everything written so far, and
-// returns it. It waits for Writes, not for time: what never comes leaves
-// the test to its -timeout.
-func (r *Recorder) WaitFor(done func(data []byte) bool) []byte {
+// returns it. It fails t when no Write made done true within MaxWait.
+func (r *Recorder) WaitFor(t testing.TB, done func(data []byte) bool) []byte {
+	t.Helper()
+	return r.waitFor(t, "a write that makes the condition true", done)
+}
+
+// WaitForFrames waits until at least n frames have ended, and returns
+// them. It fails t when they have not within MaxWait.
+func (r *Recorder) WaitForFrames(t testing.TB, n int) [][]byte {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("%d frames", n), func(data []byte) bool { return bytes.Count(data, []byte("\n")) >= n })
+	return r.Frames(t)
+}
+
+// waitFor is WaitFor; want says what the test waits for, in its failure.
+func (r *Recorder) waitFor(t testing.TB, want string, done func(data []byte) bool) []byte {
+	t.Helper()
+	timer := newBound()
+	defer timer.Stop()
 	for {
 		r.mu.Lock()
 		if done(r.data) {
@@ -111,14 +127,22 @@ func (r *Recorder) WaitFor(done func(data []byte) bool) []byte {
 		}
 		ch := r.changed
 		r.mu.Unlock()
-		<-ch
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("linetest: no write within %v; waited for %s; %s", MaxWait, want, r.summary())
+			return r.Bytes() // for a testing.TB whose Fatalf returns
+		}
 	}
 }
 
-// WaitForFrames waits until at least n frames have ended, and returns
-// them.
-func (r *Recorder) WaitForFrames(t testing.TB, n int) [][]byte {
-	t.Helper()
-	r.WaitFor(func(data []byte) bool { return bytes.Count(data, []byte("\n")) >= n })
-	return r.Frames(t)
+// summary describes what was written so far, its end quoted.
+func (r *Recorder) summary() string {
+	const tail = 500
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.data) <= tail {
+		return fmt.Sprintf("%d writes so far, of %q", r.writes, r.data)
+	}
+	return fmt.Sprintf("%d writes so far, of %d bytes ending %q", r.writes, len(r.data), r.data[len(r.data)-tail:])
 }

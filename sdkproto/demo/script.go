@@ -12,7 +12,7 @@ import (
 // This file is the turn script: what one turn of a session emits, for a
 // plain prompt and for each command.
 
-// FailureCode is the sdkproto.LlmFailure code of a /fail turn.
+// FailureCode is the sdkproto.LLMFailure code of a /fail turn.
 const FailureCode = "DEMO_FAILURE"
 
 // runTurn plays the script of msg as turn number turn and returns the
@@ -28,7 +28,7 @@ func (d *Runtime) runTurn(s *session, em *sdkproto.Emitter, msg sdkproto.Message
 	reason := sdkproto.TurnEndReason{Kind: sdkproto.TurnCompleted}
 	switch cmd {
 	case "/fail":
-		failure := &sdkproto.LlmFailure{Message: arg, Code: FailureCode}
+		failure := &sdkproto.LLMFailure{Message: arg, Code: FailureCode}
 		t.chunk(map[string]any{"type": sdkproto.ChunkFinish, "reason": sdkproto.FinishReason{Kind: sdkproto.FinishError, Failure: failure}})
 		t.emit(sdkproto.EventStepEnd, sdkproto.StepData{Turn: turn, Step: t.step})
 		reason = sdkproto.TurnEndReason{Kind: sdkproto.TurnError, Error: failure}
