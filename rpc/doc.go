@@ -89,7 +89,11 @@
 // Notifications are handled in the order they were read, one at a time,
 // on a goroutine of the Conn (the notification runner), never on the read
 // loop: a notification handler may call its peer, and the response is
-// read meanwhile. Requests are handled on goroutines of the Conn, at most
+// read meanwhile. A response settles its call as soon as it is read, so a
+// call may return before the notifications the peer wrote ahead of the
+// response have been handled; wait for those through their handlers. Done
+// is closed only once the notifications read before the end of the input
+// have been handled. Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
 // order, in a waiting room bounded by Options.MaxWaitingRequests and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this

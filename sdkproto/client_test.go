@@ -354,9 +354,18 @@ func TestSubscription(t *testing.T) {
 	if _, err := closed.Next(t.Context()); !errors.Is(err, sdkproto.ErrSubscriptionClosed) {
 		t.Errorf("closed subscription: %v", err)
 	}
-	// Three more notifications overflow the limit of two unread.
+	// Three more notifications overflow the limit of two unread. They are
+	// delivered in order, after the read loop read them: once a
+	// subscription of its own has the marker sent after them, all has them
+	// too, unread.
+	marker := c.Subscribe(func(n sdkproto.Notification) bool { return strings.Contains(string(n.Params), `"marker"`) })
+	defer marker.Close()
 	for range 3 {
 		p.send("%s", clStatus("b", "idle"))
+	}
+	p.send("%s", clStatus("marker", "idle"))
+	if _, err := marker.Next(t.Context()); err != nil {
+		t.Fatalf("marker: %v", err)
 	}
 	var got []uint64
 	for {
