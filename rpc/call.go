@@ -26,6 +26,10 @@ type call struct {
 	result    []byte
 	hasResult bool // the response had a result member
 	err       error
+	// notesAhead, when not zero, is the count of the peer's notifications
+	// admitted before the response was read (inbox.notesIn), some not yet
+	// handled then: the call returns once they have been (awaitNotes).
+	notesAhead uint64
 }
 
 // callTable is the calls awaiting their responses, by the id of their
@@ -58,7 +62,7 @@ func (t *callTable) get() *call {
 
 // put keeps a settled call for reuse.
 func (t *callTable) put(pc *call) {
-	pc.err, pc.hasResult = nil, false
+	pc.err, pc.hasResult, pc.notesAhead = nil, false, 0
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
@@ -82,11 +86,12 @@ func (t *callTable) take(id uint64) *call {
 // are left to queue up and go out together.
 func (t *callTable) lone() bool { return len(t.byID) <= 1 }
 
-// failAll settles every call with err.
-func (t *callTable) failAll(err error) {
+// failAll settles every call with err, after the notifications admitted
+// so far (see call.notesAhead).
+func (t *callTable) failAll(err error, notesAhead uint64) {
 	for id, pc := range t.byID {
 		delete(t.byID, id)
-		pc.err = err
+		pc.err, pc.notesAhead = err, notesAhead
 		pc.done <- struct{}{}
 	}
 }
@@ -164,11 +169,11 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	}
 	if ctx.Done() == nil {
 		<-pc.done // a context that cannot end: a plain receive, cheaper than a select
-		return c.settledAfter(pc, f, seq)
+		return c.settledAfter(ctx, pc, f, seq)
 	}
 	select {
 	case <-pc.done:
-		return c.settledAfter(pc, f, seq)
+		return c.settledAfter(ctx, pc, f, seq)
 	case <-ctx.Done():
 		var written, mine bool
 		c.update(func(s *state) {
@@ -193,9 +198,12 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 
 // settledAfter returns the outcome of the settled call pc, whose request
 // was queued as f, seq: when the connection's end failed it, a request
-// still queued is not sent.
-func (c *Conn) settledAfter(pc *call, f *frame, seq uint64) (*call, error) {
-	if pc.err != nil {
+// still queued is not sent; when its response came behind notifications
+// not yet handled, it waits for them (awaitNotes).
+func (c *Conn) settledAfter(ctx context.Context, pc *call, f *frame, seq uint64) (*call, error) {
+	if pc.notesAhead != 0 {
+		c.awaitNotes(ctx, pc.notesAhead)
+	} else if pc.err != nil {
 		c.update(func(s *state) {
 			if s.out.withdraw(f, seq) {
 				putFrame(f)
@@ -203,6 +211,30 @@ func (c *Conn) settledAfter(pc *call, f *frame, seq uint64) (*call, error) {
 		})
 	}
 	return c.settled(pc)
+}
+
+// awaitNotes waits until the peer's first n notifications have been
+// handled, as the TypeScript transport has them handled before a response
+// written after them: a call returns after the notifications the peer
+// wrote ahead of its response. A call made from a notification handler,
+// with its context, does not wait, as the handler it would wait for is its
+// own. The wait ends with ctx, and when the Conn closes.
+func (c *Conn) awaitNotes(ctx context.Context, n uint64) {
+	if r := RequestFromContext(ctx); r != nil && r.IsNotification() && r.conn == c {
+		return
+	}
+	c.lock()
+	for c.st.in.notesOut < n && c.st.phase != phaseClosed {
+		changed := c.st.changed.wait()
+		c.mu.Unlock() // nothing changed
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+		c.lock()
+	}
+	c.mu.Unlock()
 }
 
 // checkSize refuses a frame longer than MaxFrameSize, which the peer would
@@ -253,7 +285,10 @@ func (c *Conn) settle(env *wire.Envelope) bool {
 	var pc *call
 	if n, ok := wire.IntegerID(env.ID); ok && n > 0 {
 		c.lock()
-		pc = c.st.calls.take(uint64(n))
+		s := &c.st
+		if pc = s.calls.take(uint64(n)); pc != nil && s.in.notesOut < s.in.notesIn {
+			pc.notesAhead = s.in.notesIn
+		}
 		c.unlock()
 	}
 	if pc == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/linetest"
@@ -270,5 +271,34 @@ func TestOversizeResponseFailsItsCall(t *testing.T) {
 	p.Answer(r, `{"echo":"small"}`)
 	if got := within(t, res, "the call answered again"); got.err != nil || got.r.Echo != "small" {
 		t.Fatalf("call = %+v", got)
+	}
+}
+
+// A call returns after the notifications the peer wrote ahead of its
+// response have been handled, as the TypeScript transport handles them
+// before the response (notifications run on a goroutine of their own, so
+// this is a promise of the Conn's, not of the order of goroutines); and
+// so does a call that the end of the input fails.
+func TestCallReturnsAfterTheNotificationsAhead(t *testing.T) {
+	const n = 200
+	var handled atomic.Int64
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, note, func(context.Context, echoParams) { handled.Add(1) })
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	for round, end := range []string{"response", "end of input"} {
+		res := call(context.Background(), p.conn, "x")
+		r := p.NextRequest()
+		for range n {
+			p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
+		}
+		if end == "response" {
+			p.Answer(r, `{"echo":"x"}`)
+		} else {
+			p.CloseInput(nil)
+		}
+		got := within(t, res, "the call to return")
+		if h := handled.Load(); h != int64((round+1)*n) {
+			t.Fatalf("after the %s: the call returned (%v) with %d notifications handled, want %d", end, got.err, h, (round+1)*n)
+		}
 	}
 }

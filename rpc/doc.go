@@ -89,11 +89,12 @@
 // Notifications are handled in the order they were read, one at a time,
 // on a goroutine of the Conn (the notification runner), never on the read
 // loop: a notification handler may call its peer, and the response is
-// read meanwhile. A response settles its call as soon as it is read, so a
-// call may return before the notifications the peer wrote ahead of the
-// response have been handled; wait for those through their handlers. Done
-// is closed only once the notifications read before the end of the input
-// have been handled. Requests are handled on goroutines of the Conn, at most
+// read meanwhile. As in the TypeScript transport, a call returns only once
+// the notifications the peer wrote ahead of its response have been handled,
+// and Done is closed only once those read before the end of the input
+// have been; a call made from a notification handler, with the handler's
+// context, does not wait for the handler it is made from. (Made with
+// another context, it would wait for that handler until the context ends.) Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
 // order, in a waiting room bounded by Options.MaxWaitingRequests and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this

@@ -59,6 +59,10 @@ type inbox struct {
 	notes     fifo[note] // notifications waiting for the runner
 	noteBytes int        // their lines
 	noting    bool       // the notification runner runs (it exits when notes is empty)
+	// notesIn counts the notifications admitted, notesOut those handled:
+	// a call whose response came behind notesIn returns once notesOut
+	// has caught up (see call.go).
+	notesIn, notesOut uint64
 	byID      *idIndex   // with a preempter: the requests in hand by id
 }
 
@@ -279,6 +283,7 @@ func (c *Conn) admitNote(s *state, n note) (admission, bool) {
 	}
 	in.notes.push(n)
 	in.noteBytes += n.size
+	in.notesIn++
 	if !in.noting {
 		in.noting = true
 		c.goWork(s, work{kind: runNotes})
@@ -290,8 +295,8 @@ func (c *Conn) admitNote(s *state, n note) (admission, bool) {
 // notification runner): it runs the queued ones in order until the queue
 // is empty.
 func (c *Conn) runNotes() {
+	c.lock()
 	for {
-		c.lock()
 		s := &c.st
 		if s.in.notes.len() == 0 {
 			s.in.noting = false
@@ -302,6 +307,8 @@ func (c *Conn) runNotes() {
 		s.in.noteBytes -= n.size
 		c.unlock()
 		c.serveNotification(n.t, n.method)
+		c.lock()
+		s.in.notesOut++
 	}
 }
 

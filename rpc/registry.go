@@ -153,10 +153,13 @@ func handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 // arrived, on a goroutine of the Conn's (not the read loop, which reads on
 // meanwhile); notifications wait for it in a bounded queue, and a full
 // queue holds reading back (see Options.MaxWaitingRequests). A handler may
-// call its peer: the response is read while it waits. But the
-// notifications that come meanwhile wait, and if they fill the queue,
-// reading waits too, and so would the response: give such a call a
-// deadline. Its context is the Conn's (Close ends it), and
+// call its peer, with its context (or one derived from it): the response
+// is read while it waits. But the notifications that come meanwhile wait,
+// and if they fill the queue, reading waits too, and so would the
+// response: give such a call a deadline. A call returns only once the
+// notifications written ahead of its response have been handled; made
+// from a notification handler with another context, it would wait for
+// that very handler, until the context ends. Its context is the Conn's (Close ends it), and
 // RequestFromContext reports the notification. The params of a
 // notification are decoded into P on the read loop; params that do not
 // decode drop the notification (reported as DropInvalidParams). A panic in
