@@ -63,7 +63,7 @@ type inbox struct {
 	// a call whose response came behind notesIn returns once notesOut
 	// has caught up (see call.go).
 	notesIn, notesOut uint64
-	byID      *idIndex   // with a preempter: the requests in hand by id
+	byID              *idIndex // with a preempter: the requests in hand by id
 }
 
 // admission is what became of a request the read loop admitted.
