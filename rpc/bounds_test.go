@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -305,30 +304,4 @@ func TestIdleConnIsSmall(t *testing.T) {
 	for _, c := range closers {
 		c()
 	}
-}
-
-// An idle Conn keeps only its read loop: the worker that served a request
-// waits for more a while, then exits (TestIdleWorkersExit; the time is the
-// bubble's, so no test waits for it).
-func TestIdleWorkersExit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		connIn, peerOut, peerIn, connOut := pipes()
-		before := runtime.NumGoroutine()
-		c := rpc.NewConn(connIn, connOut, &rpc.Options{Handler: echoRegistry()})
-		c.Start()
-		defer func() { c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() }()
-		go io.WriteString(peerOut, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`+"\n")
-		if line, err := bufio.NewReader(peerIn).ReadString('\n'); err != nil || !strings.Contains(line, `"echo":"x"`) {
-			t.Fatalf("reply %q, %v", line, err)
-		}
-		synctest.Wait()
-		if n := runtime.NumGoroutine() - before; n != 2 {
-			t.Fatalf("%d goroutines of the Conn right after a request, want 2: its read loop and an idle worker", n)
-		}
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
-		if n := runtime.NumGoroutine() - before; n != 1 {
-			t.Fatalf("%d goroutines of the Conn after 3 idle seconds, want its read loop alone", n)
-		}
-	})
 }
