@@ -36,40 +36,31 @@ type call struct {
 // request. It is part of the state.
 type callTable struct {
 	byID map[uint64]*call
-	// free keeps settled calls for reuse. It belongs to the Conn rather
-	// than to a package-wide pool, so that a call's channel never passes
-	// from one Conn to another (a channel made inside a testing/synctest
-	// bubble must stay in it).
-	free []*call
 }
 
-// maxPooledResult bounds the result buffer a call kept for reuse holds,
-// and maxFreeCalls the calls a Conn keeps for reuse.
-const (
-	maxPooledResult = 64 << 10
-	maxFreeCalls    = 64
-)
+// maxPooledResult bounds the result buffer a call kept for reuse holds.
+const maxPooledResult = 64 << 10
 
-// get returns a free call, or a new one.
-func (t *callTable) get() *call {
-	if n := len(t.free); n > 0 {
-		pc := t.free[n-1]
-		t.free = t.free[:n-1]
+// newCall returns a call ready to be sent: one the Conn keeps for reuse,
+// or a new one. The pool belongs to the Conn rather than to the package,
+// so that a call's channel never passes from one Conn to another (a
+// channel made inside a testing/synctest bubble must stay in it); and it
+// takes no lock of the Conn's.
+func (c *Conn) newCall() *call {
+	if pc, ok := c.callPool.Get().(*call); ok {
 		return pc
 	}
 	return &call{done: make(chan struct{}, 1)}
 }
 
-// put keeps a settled call for reuse.
-func (t *callTable) put(pc *call) {
+// release gives a settled call back to its Conn for reuse.
+func (c *Conn) release(pc *call) {
 	pc.err, pc.hasResult, pc.notesAhead = nil, false, 0
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
 	pc.result = pc.result[:0]
-	if len(t.free) < maxFreeCalls {
-		t.free = append(t.free, pc)
-	}
+	c.callPool.Put(pc)
 }
 
 // take removes the call with id from the table and returns it, or nil.
@@ -137,7 +128,7 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	}
 	// A handler calling its own peer lends its slot meanwhile (inbox.go).
 	j := c.jobOf(ctx)
-	var pc *call
+	pc := c.newCall()
 	var overload []*job
 	seq, err := c.sendWith(f, fromCaller, ctx.Done(), func(s *state) error {
 		if s.phase == phaseNew {
@@ -146,7 +137,6 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		if s.err != nil {
 			return s.err // the input ended: no response can come
 		}
-		pc = s.calls.get()
 		s.calls.byID[id] = pc
 		if j != nil {
 			overload = c.callStarted(s, j)
@@ -155,6 +145,7 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	})
 	if err != nil {
 		putFrame(f)
+		c.release(pc)
 		if err == errStopped {
 			err = ctx.Err()
 		}
@@ -178,9 +169,7 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		var written, mine bool
 		c.update(func(s *state) {
 			written = !s.out.withdraw(f, seq)
-			if mine = s.calls.take(id) != nil; mine {
-				s.calls.put(pc)
-			}
+			mine = s.calls.take(id) != nil
 		})
 		if !written {
 			putFrame(f)
@@ -189,6 +178,7 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 			<-pc.done // settled first, by the response or the connection's end
 			return c.settled(pc)
 		}
+		c.release(pc)
 		if written && c.preempt != nil {
 			c.preempt.abandoned(c, id, context.Cause(ctx))
 		}
@@ -256,11 +246,6 @@ func (c *Conn) settled(pc *call) (*call, error) {
 		return nil, err
 	}
 	return pc, nil
-}
-
-// release gives a settled call back to its Conn for reuse.
-func (c *Conn) release(pc *call) {
-	c.update(func(s *state) { s.calls.put(pc) })
 }
 
 // decodeResult decodes the call's result into *r (an absent result leaves

@@ -48,6 +48,8 @@ type Conn struct {
 	done   chan struct{} // closed when the Conn ends (see unlock)
 	idle   chan work     // idle workers wait on it (workers.go)
 	lastID atomic.Uint64 // the id of the last request sent
+	// callPool keeps settled calls for reuse (see newCall).
+	callPool sync.Pool
 	// lastNote is the notification runner's last context (see
 	// noteContext); one runner runs at a time, under the state's lock.
 	lastNote *noteContext

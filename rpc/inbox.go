@@ -137,11 +137,30 @@ func (c *Conn) start(s *state, r *job) {
 // the requests that wait for its slot, until none does.
 func (c *Conn) runRequests(r *job) {
 	for r != nil {
-		c.serveRequest(r)
-		c.lock()
-		r = c.finish(&c.st, r)
-		c.unlock()
+		r = c.answer(r, c.serveRequest(r))
 	}
+}
+
+// answer queues f, the response to r (if any), and finishes r, in one
+// change of the state: the response waits for room in the write queue
+// with r's slot taken (the backpressure on the peer's requests), and the
+// slot goes on once it is queued. It returns the next request for the
+// worker to run (see finish).
+func (c *Conn) answer(r *job, f *frame) (next *job) {
+	if f != nil {
+		_, err := c.sendWith(f, fromHandler, nil, func(s *state) error {
+			next = c.finish(s, r)
+			return nil
+		})
+		if err == nil {
+			return next
+		}
+		c.replyFailed(f, err) // the Conn closed: r is finished below
+	}
+	c.lock()
+	next = c.finish(&c.st, r)
+	c.unlock()
+	return next
 }
 
 // finish records that the handler of r returned and its answer is queued,

@@ -34,8 +34,9 @@ type task interface {
 	release()
 }
 
-// serveRequest runs the request j and queues its answer.
-func (c *Conn) serveRequest(j *job) {
+// serveRequest runs the request j and returns its answer: the response
+// frame, or nil when it is not to be answered.
+func (c *Conn) serveRequest(j *job) *frame {
 	f, err := c.serve(j, &j.req, j.t)
 	j.t.release()
 	j.t = nil
@@ -43,15 +44,14 @@ func (c *Conn) serveRequest(j *job) {
 	if r := j.retired.Load(); r != nil {
 		f, err = r.answer(f, err)
 		if f == nil && err == nil {
-			return // not answered at all
+			return nil // not answered at all
 		}
 	}
 	if err != nil {
 		putFrame(f)
-		c.replyError(j.req.ID, j.req.Method, wireError(err), fromHandler)
-		return
+		return c.errorFrame(j.req.ID, j.req.Method, wireError(err))
 	}
-	c.reply(f, fromHandler)
+	return f
 }
 
 // serveNotification runs the notification t of method.
@@ -151,16 +151,22 @@ func wireError(err error) *Error {
 }
 
 // replyError queues the answer e to the request id of method, sent as
-// way says. Data that is not valid JSON is left out of the answer, and
-// logged as an encoding failure.
+// way says.
 func (c *Conn) replyError(id []byte, method string, e *Error, way sender) {
+	c.reply(c.errorFrame(id, method, e), way)
+}
+
+// errorFrame returns the response to the request id of method that
+// carries the error e. Data that is not valid JSON is left out, and logged
+// as an encoding failure.
+func (c *Conn) errorFrame(id []byte, method string, e *Error) *frame {
 	f := c.newFrame()
 	f.response(id)
 	if err := f.errorObject(e); err != nil {
 		c.logError("encoding the error's data failed (sent without it)", method, err)
 	}
 	c.seal(f)
-	c.reply(f, way)
+	return f
 }
 
 func (c *Conn) logError(msg, method string, err error) {

@@ -169,10 +169,15 @@ func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(
 // learns nothing of a failure; it is logged.
 func (c *Conn) reply(f *frame, way sender) {
 	if _, err := c.send(f, way, nil); err != nil {
-		putFrame(f)
-		if c.log != nil && !errors.Is(err, ErrClosed) {
-			c.log.Error("rpc: writing a response failed", slog.String("error", err.Error()))
-		}
+		c.replyFailed(f, err)
+	}
+}
+
+// replyFailed releases a response that could not be queued, and logs why.
+func (c *Conn) replyFailed(f *frame, err error) {
+	putFrame(f)
+	if c.log != nil && !errors.Is(err, ErrClosed) {
+		c.log.Error("rpc: writing a response failed", slog.String("error", err.Error()))
 	}
 }
 
