@@ -399,27 +399,46 @@ func (m *connMachine) request(t *rapid.T, solo bool) {
 // has, which no other may do meanwhile.
 func (m *connMachine) run(id string) {
 	m.running = append(m.running, id)
-	if got := wait(m.t, m.started, "request "+id+" to start"); got != id {
-		m.t.Fatalf("request %s started, want %s", got, id)
+	m.expectStarts([]string{id})
+}
+
+// expectStarts waits until the handlers of the requests ids have started,
+// in any order (requests that start together race to their handlers).
+func (m *connMachine) expectStarts(ids []string) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for len(want) > 0 {
+		got := wait(m.t, m.started, fmt.Sprintf("requests %v to start", slices.Collect(maps.Keys(want))))
+		if !want[got] {
+			m.t.Fatalf("request %s started, want one of %v", got, slices.Collect(maps.Keys(want)))
+		}
+		delete(want, got)
 	}
 }
 
 // pump starts what the model lets start: the barrier once nothing runs
 // or waits before it, else the waiting requests while slots are free.
 func (m *connMachine) pump() {
+	var starts []string
 	for !m.barrierRuns {
 		switch {
 		case m.barrier != "" && len(m.running) == 0 && len(m.waiting) == 0:
 			m.barrierRuns = true
-			m.run(m.barrier)
+			m.running = append(m.running, m.barrier)
+			starts = append(starts, m.barrier)
 		case len(m.waiting) > 0 && len(m.running) < smSlots:
 			id := m.waiting[0]
 			m.waiting = m.waiting[1:]
-			m.run(id)
+			m.running = append(m.running, id)
+			starts = append(starts, id)
 		default:
+			m.expectStarts(starts)
 			return
 		}
 	}
+	m.expectStarts(starts)
 }
 
 // ended records that the request id was answered, having run (or not):

@@ -368,7 +368,9 @@ func (in *inbox) violation() string {
 		return fmt.Sprintf("%d handler slots in use of %d", in.active, in.slots)
 	case in.lent < 0 || in.lent > in.slots || in.stuck < 0 || in.stuck > in.active:
 		return fmt.Sprintf("%d handlers lent their slots and %d of %d are stuck", in.lent, in.stuck, in.active)
-	case in.waiting.len() > 0 && in.active < in.slots && (in.barrier == nil || in.barrier.started):
+	case in.barrier != nil && in.barrier.started && (in.waiting.len() > 0 || in.active != 1 && in.lent+in.active != 1):
+		return "an exclusive request runs beside others"
+	case in.waiting.len() > 0 && in.active < in.slots:
 		return "a request waits for a slot that is free"
 	case in.barrier != nil && !in.barrier.started && in.idle():
 		return "an exclusive request waits for nothing"

@@ -24,7 +24,10 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 		"waits with a free slot": func(s *state) { s.in.waiting.push(&job{}) },
 		"stuck beyond active":    func(s *state) { s.in.stuck = s.in.active + 1 },
 		"held without a barrier": func(s *state) { s.in.held.push(&job{}) },
-		"reading before Start":   func(s *state) { s.reading = true },
+		"exclusive beside others": func(s *state) {
+			s.in.barrier, s.in.active = &job{started: true, holds: true}, 2
+		},
+		"reading before Start": func(s *state) { s.reading = true },
 	} {
 		c := NewConn(strings.NewReader(""), discard{}, nil)
 		func() {
