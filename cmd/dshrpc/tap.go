@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
@@ -144,85 +144,29 @@ func (l *tapLog) frame(dir transcript.Dir, parts [][]byte, size int64, untermina
 	w.Flush() // a write error, as of a log on a closed stderr, is not tap's
 }
 
-// lineSplitter logs every complete line written to it. Of a line that
-// arrives in pieces it keeps at most max bytes, in chunks that are never
-// grown nor copied, and are reused for the next lines: however long the
-// line, it holds max bytes of it and allocates them once.
+// lineSplitter logs every complete line written to it, holding at most
+// max bytes of a line that arrives in pieces, in chunks allocated once and
+// reused (lines.Splitter): however long the line, it holds max bytes.
 type lineSplitter struct {
-	log    *tapLog
-	dir    transcript.Dir
-	max    int
-	chunks [][]byte  // every chunk allocated; the first used ones hold the line
-	used   int       // chunks in use
-	kept   int       // bytes kept of the current line
-	size   int64     // the length of the current line so far
-	whole  [1][]byte // the one part of a line that lies whole in a read
+	split lines.Splitter
+	log   *tapLog
+	dir   transcript.Dir
+	emit  func(pieces [][]byte, size int64) // logs a line; made once
 }
 
-// The chunks of a line that arrives in pieces: the first small, so that
-// most lines cost little, each twice the one before, up to the largest.
-const (
-	firstChunk = 4 << 10
-	maxChunk   = 1 << 20
-)
-
 func newLineSplitter(log *tapLog, dir transcript.Dir, max int) *lineSplitter {
-	return &lineSplitter{log: log, dir: dir, max: max}
+	s := &lineSplitter{split: lines.Splitter{Max: max}, log: log, dir: dir}
+	s.emit = func(pieces [][]byte, size int64) { log.frame(dir, pieces, size, false) }
+	return s
 }
 
 // add logs the lines that b completes, and keeps the start of the line it
 // does not.
-func (s *lineSplitter) add(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.keep(b)
-			return
-		}
-		if s.size == 0 { // the whole line is in b
-			s.whole[0] = b[:min(i, s.max)]
-			s.log.frame(s.dir, s.whole[:], int64(i), false)
-		} else {
-			s.keep(b[:i])
-			s.emit(false)
-		}
-		b = b[i+1:]
-	}
-}
-
-// keep adds a piece of the current line, as much of it as max leaves room for.
-func (s *lineSplitter) keep(b []byte) {
-	s.size += int64(len(b))
-	for len(b) > 0 && s.kept < s.max {
-		if s.used == 0 || len(s.chunks[s.used-1]) == cap(s.chunks[s.used-1]) {
-			if s.used == len(s.chunks) {
-				c := min(firstChunk<<min(s.used, 8), maxChunk, s.max-s.kept)
-				s.chunks = append(s.chunks, make([]byte, 0, c))
-			}
-			s.used++
-		}
-		c := &s.chunks[s.used-1]
-		n := min(len(b), cap(*c)-len(*c), s.max-s.kept)
-		*c = append(*c, b[:n]...)
-		b = b[n:]
-		s.kept += n
-	}
-}
-
-// emit logs the current line and empties the chunks for the next.
-func (s *lineSplitter) emit(unterminated bool) {
-	s.log.frame(s.dir, s.chunks[:s.used], s.size, unterminated)
-	for i := range s.used {
-		s.chunks[i] = s.chunks[i][:0]
-	}
-	s.used, s.kept, s.size = 0, 0, 0
-}
+func (s *lineSplitter) add(b []byte) { s.split.Split(b, s.emit) }
 
 // end logs an unterminated last line, if there is one.
 func (s *lineSplitter) end() {
-	if s.size > 0 {
-		s.emit(true)
-	}
+	s.split.End(func(pieces [][]byte, size int64) { s.log.frame(s.dir, pieces, size, true) })
 }
 
 // pump copies r to w as the bytes arrive, logging each line. A failed

@@ -1,6 +1,7 @@
 package lines
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,11 +14,11 @@ func TestSplitter(t *testing.T) {
 	for cut := 1; cut <= len(in); cut++ {
 		s := Splitter{Max: 4}
 		var got []string
-		emit := func(line []byte, size int64) { got = append(got, fmt.Sprintf("%s/%d", line, size)) }
+		emit := func(pieces [][]byte, size int64) { got = append(got, fmt.Sprintf("%s/%d", bytes.Join(pieces, nil), size)) }
 		for i := 0; i < len(in); i += cut {
 			s.Split([]byte(in[i:min(i+cut, len(in))]), emit)
 		}
-		if p := string(s.Pending()); p != "last" {
+		if p := string(bytes.Join(s.Pending(), nil)); p != "last" {
 			t.Errorf("cut %d: pending %q", cut, p)
 		}
 		if !s.End(emit) || s.End(emit) {

@@ -35,7 +35,12 @@ func (t *Tail) Write(b []byte) (int, error) {
 }
 
 // emit keeps one line written. Called with mu held.
-func (t *Tail) emit(line []byte, _ int64) { t.keep(string(bytes.TrimSuffix(line, []byte{'\r'}))) }
+func (t *Tail) emit(pieces [][]byte, _ int64) { t.keep(lineOf(pieces)) }
+
+// lineOf returns the line that pieces hold, without a trailing CR.
+func lineOf(pieces [][]byte) string {
+	return string(bytes.TrimSuffix(bytes.Join(pieces, nil), []byte{'\r'}))
+}
 
 // Add keeps a line of the caller's own after those written so far.
 func (t *Tail) Add(line string) {
@@ -70,7 +75,7 @@ func (t *Tail) Lines() []string {
 	defer t.mu.Unlock()
 	out := append([]string(nil), t.kept...)
 	if p := t.split.Pending(); p != nil {
-		out = append(out, string(bytes.TrimSuffix(p, []byte{'\r'})))
+		out = append(out, lineOf(p))
 	}
 	if len(out) > t.max {
 		out = out[len(out)-t.max:]
