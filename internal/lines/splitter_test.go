@@ -14,7 +14,9 @@ func TestSplitter(t *testing.T) {
 	for cut := 1; cut <= len(in); cut++ {
 		s := Splitter{Max: 4}
 		var got []string
-		emit := func(pieces [][]byte, size int64) { got = append(got, fmt.Sprintf("%s/%d", bytes.Join(pieces, nil), size)) }
+		emit := func(pieces [][]byte, size int64) {
+			got = append(got, fmt.Sprintf("%s/%d", bytes.Join(pieces, nil), size))
+		}
 		for i := 0; i < len(in); i += cut {
 			s.Split([]byte(in[i:min(i+cut, len(in))]), emit)
 		}
