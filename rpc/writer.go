@@ -32,6 +32,7 @@ import (
 type outbox struct {
 	max     int      // MaxWriteQueue
 	frames  []*frame // waiting for a Write, in order
+	writes  []*frame // the frames of the Write in progress; frames' twin storage, so that neither grows again once warm
 	bytes   int      // in frames
 	seq     uint64   // counts the frames queued, to tell them apart (see withdraw)
 	writing bool     // a goroutine holds the writing role
@@ -215,7 +216,10 @@ func (c *Conn) flushLocked(role writerRole) {
 			c.unlock()
 			return
 		}
+		// The two storages trade places: frames queued during the Write go
+		// to the other one, and neither is allocated again.
 		frames := o.frames
+		o.frames, o.writes = o.writes[:0], frames
 		var out []byte
 		if len(frames) == 1 {
 			out = frames[0].b[frames[0].off:]
@@ -225,7 +229,6 @@ func (c *Conn) flushLocked(role writerRole) {
 				out = append(out, f.b[f.off:]...)
 			}
 		}
-		o.frames = o.frames[len(o.frames):] // keeps the storage: frames stays intact for below
 		o.inWrite = true
 		c.unlock()
 
@@ -245,9 +248,6 @@ func (c *Conn) flushLocked(role writerRole) {
 		for i, f := range frames {
 			putFrame(f)
 			frames[i] = nil
-		}
-		if len(o.frames) == 0 {
-			o.frames = frames[:0]
 		}
 		o.room.broadcast()
 		if err != nil {
