@@ -191,14 +191,15 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 // still queued is not sent; when its response came behind notifications
 // not yet handled, it waits for them (awaitNotes).
 func (c *Conn) settledAfter(ctx context.Context, pc *call, f *frame, seq uint64) (*call, error) {
-	if pc.notesAhead != 0 {
-		c.awaitNotes(ctx, pc.notesAhead)
-	} else if pc.err != nil {
+	if pc.err != nil {
 		c.update(func(s *state) {
 			if s.out.withdraw(f, seq) {
 				putFrame(f)
 			}
 		})
+	}
+	if pc.notesAhead != 0 {
+		c.awaitNotes(ctx, pc.notesAhead)
 	}
 	return c.settled(pc)
 }
@@ -271,8 +272,8 @@ func (c *Conn) settle(env *wire.Envelope) bool {
 	if n, ok := wire.IntegerID(env.ID); ok && n > 0 {
 		c.lock()
 		s := &c.st
-		if pc = s.calls.take(uint64(n)); pc != nil && s.in.notesOut < s.in.notesIn {
-			pc.notesAhead = s.in.notesIn
+		if pc = s.calls.take(uint64(n)); pc != nil {
+			pc.notesAhead = s.in.notesAhead()
 		}
 		c.unlock()
 	}

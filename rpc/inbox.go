@@ -66,6 +66,16 @@ type inbox struct {
 	byID              *idIndex // with a preempter: the requests in hand by id
 }
 
+// notesAhead returns what a call settled now waits for (call.notesAhead):
+// the count of notifications admitted when some are not handled yet, else
+// zero.
+func (in *inbox) notesAhead() uint64 {
+	if in.notesOut < in.notesIn {
+		return in.notesIn
+	}
+	return 0
+}
+
 // admission is what became of a request the read loop admitted.
 type admission uint8
 
@@ -237,7 +247,9 @@ func (c *Conn) callStarted(s *state, r *job) (overload []*job) {
 	if r.finished {
 		return nil // a goroutine the handler left behind
 	}
-	if r.calls++; r.calls > 1 {
+	if r.calls++; r.calls > 1 || !r.holds {
+		// Already counted: another of its calls is pending, or it still
+		// runs on a slot lent by an earlier call (lent stays as it is).
 		return nil
 	}
 	if in.lent < in.slots {

@@ -193,6 +193,44 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	}
 }
 
+// A handler that lent its slot for a call, and found none free when the
+// call returned, runs on lent; its next call must leave the counts as they
+// are. It once counted itself stuck, so that a request arriving then was
+// answered CodeOverloaded while the slot's holder ran, and the counts broke.
+func TestSecondCallOfAHandlerThatRunsLent(t *testing.T) {
+	slowStarted := make(chan struct{})
+	release := make(chan struct{})
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		switch p.Text {
+		case "outer":
+			c := rpc.ConnFromContext(ctx)
+			for _, text := range []string{"ping1", "ping2"} {
+				if _, err := echo.Call(ctx, c, echoParams{text}); err != nil {
+					return echoResult{}, err
+				}
+			}
+		case "slow":
+			close(slowStarted)
+			<-release
+		}
+		return echoResult{Echo: p.Text}, nil
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
+	p.Send(`{"jsonrpc":"2.0","id":"o","method":"echo","params":{"text":"outer"}}`)
+	ping1 := p.NextRequest() // outer lends its only slot while it waits
+	p.Send(`{"jsonrpc":"2.0","id":"s","method":"echo","params":{"text":"slow"}}`)
+	within(t, slowStarted, "the slow request to start on the lent slot")
+	p.Answer(ping1, `{"echo":"PING1"}`) // outer runs on, lent: the slot is slow's
+	ping2 := p.NextRequest()
+	p.Send(`{"jsonrpc":"2.0","id":"f","method":"echo","params":{"text":"fast"}}`) // waits for the slot
+	close(release)
+	p.Expect(`{"jsonrpc":"2.0","id":"s","result":{"echo":"slow"}}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"f","result":{"echo":"fast"}}`)
+	p.Answer(ping2, `{"echo":"PING2"}`)
+	p.Expect(`{"jsonrpc":"2.0","id":"o","result":{"echo":"outer"}}`)
+}
+
 func TestNotificationDrops(t *testing.T) {
 	drops := make(chan rpc.Drop, 8)
 	reg := rpc.NewRegistry()

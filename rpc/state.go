@@ -118,7 +118,7 @@ func (c *Conn) setPhase(s *state, p phase, why error) {
 	s.phase = p
 	if p >= phaseEnded && s.err == nil {
 		s.err = why
-		s.calls.failAll(why, s.in.notesIn)
+		s.calls.failAll(why, s.in.notesAhead())
 	}
 	if p != phaseClosed {
 		return

@@ -85,6 +85,39 @@ func TestWaitsEndWithTheirContextWhileTheOutputIsStuck(t *testing.T) {
 	})
 }
 
+// A call that the input's end fails while its request is still queued
+// behind a stuck Write withdraws the request, also once notifications have
+// been read (a call then first waits for them to be handled): the request
+// is never written.
+func TestACallFailedByTheInputsEndIsNotWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in, feed := io.Pipe()
+		out := newStuckWriter()
+		handled := make(chan struct{}, 1)
+		reg := rpc.NewRegistry()
+		rpc.HandleNotification(reg, note, func(context.Context, echoParams) { handled <- struct{}{} })
+		c := rpc.NewConn(in, out, &rpc.Options{Handler: reg})
+		c.Start()
+		go io.WriteString(feed, `{"jsonrpc":"2.0","method":"note","params":{"text":"tick"}}`+"\n")
+		<-handled
+		first := call(context.Background(), c, "first")
+		<-out.entered // its frame is in the stuck Write
+		second := call(context.Background(), c, "second")
+		synctest.Wait() // second's request is queued, its caller waits
+		feed.Close()
+		for _, r := range []<-chan callResult{first, second} {
+			if res := <-r; !errors.Is(res.err, rpc.ErrInputEnded) {
+				t.Fatalf("call when the input ended: %v", res.err)
+			}
+		}
+		close(out.release)
+		c.Wait()
+		if got := out.String(); strings.Contains(got, "second") || !strings.Contains(got, "first") {
+			t.Fatalf("written %q: only the first request should be", got)
+		}
+	})
+}
+
 // Shutdown honours its context when the peer does not read the replies it
 // would wait to flush.
 func TestShutdownEndsWithItsContextWhenThePeerDoesNotRead(t *testing.T) {

@@ -230,6 +230,11 @@ func (c *Conn) flushLocked(role writerRole) {
 			}
 		}
 		o.inWrite = true
+		if c.writeTimeout > 0 && c.writeDeadline != nil {
+			// Under the lock, as Close sets its own (now) under it: this one
+			// cannot come after it and undo it.
+			c.writeDeadline.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+		}
 		c.unlock()
 
 		err := c.write(out)
@@ -266,19 +271,15 @@ func writeError(err error) error {
 }
 
 // write makes one Write of b. Under a write timeout, a stream with a write
-// deadline has it set; on any other, the connection is closed when the
-// timeout passes (the Write itself goes on until it returns). A short
-// write is an error, as it is for bufio.Writer.
+// deadline has it set already (see flushLocked); on any other, the
+// connection is closed when the timeout passes (the Write itself goes on
+// until it returns). A short write is an error, as it is for bufio.Writer.
 func (c *Conn) write(b []byte) error {
-	if c.writeTimeout > 0 {
-		if c.writeDeadline != nil {
-			c.writeDeadline.SetWriteDeadline(time.Now().Add(c.writeTimeout))
-		} else {
-			t := time.AfterFunc(c.writeTimeout, func() {
-				c.update(func(s *state) { c.setPhase(s, phaseClosed, ErrWriteTimeout) })
-			})
-			defer t.Stop()
-		}
+	if c.writeTimeout > 0 && c.writeDeadline == nil {
+		t := time.AfterFunc(c.writeTimeout, func() {
+			c.update(func(s *state) { c.setPhase(s, phaseClosed, ErrWriteTimeout) })
+		})
+		defer t.Stop()
 	}
 	n, err := c.w.Write(b)
 	if err == nil && n != len(b) {

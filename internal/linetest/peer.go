@@ -325,10 +325,28 @@ func (p *Peer) Send(line string) {
 // makes it return an error saying so; the line stays on its way (a later
 // line follows it), until the thing under test reads it or Close.
 func (p *Peer) TrySend(line string) error {
+	return p.trySend([]byte(line + "\n"))
+}
+
+// SendBytes writes b, which must end with an LF, as it is: a test that
+// bounds memory sends its large lines so, as Send writes a copy.
+func (p *Peer) SendBytes(b []byte) {
+	p.t.Helper()
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		p.t.Fatal("linetest: SendBytes: the bytes do not end with an LF")
+	}
+	if err := p.trySend(b); err != nil {
+		p.t.Fatalf("linetest: send: %v", err)
+	}
+}
+
+// trySend is TrySend of b, a line with its LF.
+func (p *Peer) trySend(b []byte) error {
+	line := b[:len(b)-1]
 	written := make(chan error, 1)
 	// On a goroutine, so that the wait for the reader can be bounded.
 	go func() {
-		_, err := io.WriteString(p.in, line+"\n")
+		_, err := p.in.Write(b)
 		written <- err
 	}()
 	timer := newBound()
