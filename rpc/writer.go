@@ -71,8 +71,12 @@ const (
 	fromPolicy
 )
 
-// maxRetainedBatch bounds the batch buffer kept between bursts.
-const maxRetainedBatch = 256 << 10
+// maxRetainedBatch bounds the batch buffer kept between bursts, and
+// maxRetainedFrames the storage of the Write in progress.
+const (
+	maxRetainedBatch  = 256 << 10
+	maxRetainedFrames = 1024
+)
 
 // writeDeadliner is implemented by streams whose blocked writes can be
 // interrupted (net.Conn, pipes from os.Pipe).
@@ -253,6 +257,9 @@ func (c *Conn) flushLocked(role writerRole) {
 		for i, f := range frames {
 			putFrame(f)
 			frames[i] = nil
+		}
+		if cap(frames) > maxRetainedFrames {
+			o.writes = nil // a burst's storage is not kept
 		}
 		o.room.broadcast()
 		if err != nil {
