@@ -221,7 +221,8 @@ func (c *Conn) flushLocked(role writerRole) {
 			return
 		}
 		// The two storages trade places: frames queued during the Write go
-		// to the other one, and neither is allocated again.
+		// to the other one, and neither is allocated again once warm (but a
+		// burst's, see maxRetainedFrames).
 		frames := o.frames
 		o.frames, o.writes = o.writes[:0], frames
 		var out []byte
