@@ -99,7 +99,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	if in := opts.interceptCall(); in != nil {
 		c.interceptCall = in(sendCall)
 	}
-	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	c.ctx, c.cancel = context.WithCancelCause(opts.baseContext())
 	c.ctx = context.WithValue(c.ctx, connKey{}, c)
 	in := &c.st.in
 	in.slots = opts.maxConcurrentRequests()

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -33,6 +34,14 @@ const (
 // Options configure a Conn. A nil *Options means all defaults; a zero field
 // means that field's default.
 type Options struct {
+	// BaseContext, when set, is the parent of the Conn's context, and so
+	// of every handler's: its values (a peer's address, an authenticated
+	// user) reach every handler, as http.Server's BaseContext and
+	// ConnContext do for requests. Its end does not end the Conn nor its
+	// handlers' contexts: Close and Shutdown do. Nil means
+	// context.Background().
+	BaseContext context.Context
+
 	// Handler dispatches the requests and notifications the peer sends.
 	// Nil answers every request with CodeMethodNotFound and drops every
 	// notification, as a peer without handlers does.
@@ -196,4 +205,11 @@ func (o *Options) logger() *slog.Logger {
 		return nil
 	}
 	return o.Logger
+}
+
+func (o *Options) baseContext() context.Context {
+	if o == nil || o.BaseContext == nil {
+		return context.Background()
+	}
+	return context.WithoutCancel(o.BaseContext)
 }
