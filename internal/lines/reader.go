@@ -6,7 +6,6 @@ package lines
 
 import (
 	"bytes"
-	"errors"
 	"io"
 )
 
@@ -27,30 +26,16 @@ const (
 // buffer are returned as sub-slices of it, valid until the next call to Next.
 // It is not safe for concurrent use.
 type Reader struct {
-	r          io.Reader
-	max        int
-	buf        []byte
-	start, end int // buf[start:end] holds bytes read but not yet returned
-	scanned    int // buf[start:start+scanned] is known to hold no LF
-	err        error
-	// keepLarge counts down the refills for which a buffer grown beyond
-	// ReadChunk is kept after its long line is gone: a stream of large
-	// frames keeps one buffer instead of growing a new one per frame.
-	keepLarge int
-	// What the previous Read returned: its count, and whether it filled
-	// all the room it was given.
-	lastRead int
-	lastFull bool
-	prefix   []byte // the start of the last oversize line, once there was one
+	window
+	max     int
+	scanned int    // buf[start:start+scanned] is known to hold no LF
+	prefix  []byte // the start of the last oversize line, once there was one
 }
-
-// keepLargeRefills is how many refills a grown buffer survives unused.
-const keepLargeRefills = 16
 
 // NewReader returns a Reader of lines no longer than max bytes (LF excluded).
 func NewReader(r io.Reader, max int) *Reader {
 	size := min(MinBuffer, max+1)
-	return &Reader{r: r, max: max, buf: make([]byte, size)}
+	return &Reader{window: window{r: r, buf: make([]byte, size)}, max: max}
 }
 
 // Event is what Next found.
@@ -64,8 +49,17 @@ type Event struct {
 	// PrefixSize bytes (so that a reader may learn what the line was). It
 	// is valid until the next call to Next.
 	Prefix []byte
-	// Size is the length of the line in bytes, LF excluded.
+	// Size is the length of the line in bytes, LF excluded; for a frame of
+	// a HeaderReader, the length of its body; for a malformed header
+	// block, the bytes discarded with it.
 	Size int64
+	// Malformed, set by a HeaderReader only, says what was wrong with a
+	// header block that was discarded, with what followed it up to the next
+	// frame; Prefix then holds its first bytes.
+	Malformed error
+	// Warning, set by a HeaderReader only, says that the frame in Line
+	// declared a Content-Type other than JSON in UTF-8.
+	Warning error
 }
 
 // Next returns the next line, or reports a skipped oversize line. At the end
@@ -91,94 +85,11 @@ func (r *Reader) Next() (ev Event, tail int, err error) {
 			}
 			return Event{Oversize: true, Size: size, Prefix: r.prefix}, 0, nil
 		}
-		if err := r.fill(); err != nil {
+		if err := r.fill(r.max + 1); err != nil {
 			tail := r.end - r.start
 			r.start, r.end, r.scanned = 0, 0, 0
 			return Event{}, tail, err
 		}
-	}
-}
-
-// fill reads more input, making room first: it drops consumed bytes, moves a
-// partial line to the front, and grows the buffer (up to max+1 bytes) when a
-// partial line fills it.
-func (r *Reader) fill() error {
-	if r.err != nil {
-		return r.err
-	}
-	if r.start == r.end {
-		r.start, r.end = 0, 0
-		r.resize()
-	}
-	if r.end == len(r.buf) {
-		// A partial line reaches the end of the buffer: move it to the
-		// front, or grow the buffer when the line fills it or when reads
-		// keep filling it (busy input reads in larger chunks).
-		grow := r.start == 0 || r.lastFull && len(r.buf) < ReadChunk
-		if grow && len(r.buf) <= r.max {
-			nb := make([]byte, min(4*len(r.buf), r.max+1))
-			r.end = copy(nb, r.buf[r.start:r.end])
-			r.buf = nb
-		} else {
-			r.end = copy(r.buf, r.buf[r.start:r.end])
-		}
-		r.start = 0
-	}
-	room := len(r.buf) - r.end
-	n, err := r.read(r.buf[r.end:])
-	r.end += n
-	r.lastRead, r.lastFull = n, n == room
-	if n > 0 {
-		return nil // process what arrived; an error comes next time
-	}
-	return err
-}
-
-// read reads into p until it gets bytes or an error, which is sticky: the
-// next read returns it again. A reader that keeps returning nothing fails
-// with io.ErrNoProgress, as bufio's does.
-func (r *Reader) read(p []byte) (int, error) {
-	if r.err != nil {
-		return 0, r.err
-	}
-	for empty := 0; ; empty++ {
-		n, err := r.r.Read(p)
-		if n < 0 || n > len(p) {
-			r.err = errors.New("lines: reader returned an invalid count")
-			return 0, r.err
-		}
-		if err != nil {
-			r.err = err
-		}
-		if n > 0 || err != nil {
-			return n, err
-		}
-		if empty == 100 {
-			r.err = io.ErrNoProgress
-			return 0, r.err
-		}
-	}
-}
-
-// resize adapts the size of the empty buffer to the traffic, before a
-// read: a buffer grown for long lines is kept for keepLargeRefills reads
-// after they stop; one that the last read filled grows towards ReadChunk;
-// one that the last read used little of goes back to MinBuffer.
-func (r *Reader) resize() {
-	n := len(r.buf)
-	switch {
-	case n > ReadChunk:
-		if r.keepLarge--; r.keepLarge <= 0 {
-			n = MinBuffer // long lines stopped coming: do not keep the memory
-		}
-	case r.lastFull && n < ReadChunk:
-		n = min(4*n, ReadChunk)
-	case r.lastRead < n/8:
-		n = MinBuffer
-	}
-	n = min(n, r.max+1)
-	if n != len(r.buf) {
-		r.buf = make([]byte, n)
 	}
 }
 
