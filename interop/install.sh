@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install the pinned real TypeScript peers (@deepseek-ai/dsh-sdk-protocol and
 # @deepseek-ai/dsh-sdk-client 0.0.1-rc.1, @modelcontextprotocol/sdk 1.32.2 with
-# its locked dependencies) into this folder's node_modules, once. The DSH
-# packages' published lib/ needs nothing but Node's built-ins: the check loads
-# all three on this machine's Node.
+# its locked dependencies, vscode-jsonrpc 8.2.1) into this folder's
+# node_modules, once. The DSH packages' published lib/ needs nothing but
+# Node's built-ins: the check loads all four on this machine's Node.
 #
 #   ./install.sh          # a no-op when node_modules matches the lock
 #   ./install.sh --force  # reinstall even if it does
@@ -12,7 +12,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 force=()
 [[ "${1:-}" == "--force" ]] && force=(--force)
 exec "$here/../scripts/npm-install.sh" "${force[@]}" "$here" \
-  'node --input-type=module -e "await import(\"@deepseek-ai/dsh-sdk-protocol\"); await import(\"@deepseek-ai/dsh-sdk-client\"); await import(\"@modelcontextprotocol/sdk/client/index.js\"); await import(\"@modelcontextprotocol/sdk/server/index.js\")"' \
+  'node --input-type=module -e "await import(\"@deepseek-ai/dsh-sdk-protocol\"); await import(\"@deepseek-ai/dsh-sdk-client\"); await import(\"@modelcontextprotocol/sdk/client/index.js\"); await import(\"@modelcontextprotocol/sdk/server/index.js\"); await import(\"vscode-jsonrpc/node.js\")"' \
   node_modules/@deepseek-ai/dsh-sdk-protocol/lib/index.js \
   node_modules/@deepseek-ai/dsh-sdk-client/lib/index.js \
-  node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js
+  node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js \
+  node_modules/vscode-jsonrpc/node.js
