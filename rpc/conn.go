@@ -26,6 +26,7 @@ import (
 //
 // A Conn never closes r or w: they belong to the caller.
 type Conn struct {
+	framing       Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
 	framer        framer
 	readDeadline  readDeadliner  // the input's, when it has one
 	writeDeadline writeDeadliner // the output's, when it has one
@@ -53,6 +54,7 @@ type Conn struct {
 	// lastNote is the notification runner's last context (see
 	// noteContext); one runner runs at a time, under the state's lock.
 	lastNote *noteContext
+	warned   atomic.Bool // a framing warning was logged (see framingWarning)
 
 	mu sync.Mutex
 	st state // see state.go: changed only between lock and unlock
@@ -78,7 +80,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		panic("rpc: NewConn with a nil writer")
 	}
 	c := &Conn{
-		framer:       &newline{r: r, max: opts.maxFrameSize()},
+		framing:      opts.framing(),
 		w:            w,
 		writeTimeout: opts.writeTimeout(),
 		reg:          opts.handler(),
@@ -88,6 +90,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		done:         make(chan struct{}),
 		idle:         make(chan work),
 	}
+	c.framer = newFramer(c.framing, r, c.maxFrameSize, func() { c.update(func(*state) {}) })
 	c.readDeadline, _ = r.(readDeadliner)
 	c.writeDeadline, _ = w.(writeDeadliner)
 	if p := opts.cancellation(); p != nil {

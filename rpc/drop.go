@@ -55,6 +55,13 @@ const (
 	// DropUnmatchedCancel: a cancel notification (Options.Cancellation)
 	// naming no request that is running or waiting: unknown, or finished.
 	DropUnmatchedCancel
+	// DropBadHeader (ContentLengthFraming): a header block that is not
+	// one (a line that is not "Name: value", a missing, negative,
+	// non-numeric or repeated Content-Length, more than
+	// MaxHeaderBytes); it was discarded with what followed it, up to
+	// the next "Content-Length". Err says what was wrong, Size counts the
+	// bytes discarded, Line holds the first KiB of them.
+	DropBadHeader
 )
 
 var dropReasonNames = [...]string{
@@ -69,6 +76,7 @@ var dropReasonNames = [...]string{
 	DropInvalidParams:         "params do not decode",
 	DropShutdown:              "request or notification after shutdown began",
 	DropUnmatchedCancel:       "cancellation of no running request",
+	DropBadHeader:             "malformed header block",
 }
 
 // String describes the reason in a few words.

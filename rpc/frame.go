@@ -20,6 +20,9 @@ type frame struct {
 	off int    // where the body begins: the framer's room before it
 	n   int    // the body's length, once sealed
 	seq uint64 // the number it was queued with (see Conn.withdraw)
+	// unsealed: sealed before DetectFraming chose, it waits for the
+	// choice to be delimited (see sendWith).
+	unsealed bool
 }
 
 // newFrame returns an empty frame, with the room the framer needs before
@@ -68,6 +71,7 @@ const maxPooledFrame = 4 << 20
 func getFrame() *frame {
 	f := framePool.Get().(*frame)
 	f.b = f.b[:0]
+	f.unsealed = false
 	return f
 }
 

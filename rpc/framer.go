@@ -2,8 +2,9 @@ package rpc
 
 // A framer is where frames meet the byte stream: it cuts the input into
 // frames, and delimits each frame written. It is the only part of a Conn
-// that knows how frames are laid out; newline-delimited JSON (newline.go)
-// is the framing of a Conn.
+// that knows how frames are laid out: newline-delimited JSON (newline.go),
+// Content-Length headers (contentlength.go), or either, as the peer's
+// first bytes decide (detect.go).
 type framer interface {
 	// next returns the next frame of the input, read by the read loop
 	// only. The frame's bytes are valid until the next call. A frame too
@@ -27,4 +28,10 @@ type inFrame struct {
 	size    int64  // its length, delimiters excluded
 	skipped bool   // it was longer than MaxFrameSize, and skipped
 	prefix  []byte // when skipped: its first bytes, as far as they were read
+	// malformed, when skipped, says why the framing could not be read
+	// (a bad header block); a frame skipped without it was too long.
+	malformed error
+	// warning, on a frame delivered, is a fault of its framing that does
+	// not keep it from being read (a Content-Type that is not JSON).
+	warning error
 }

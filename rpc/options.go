@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/linerpc/linerpc/internal/lines"
 )
 
 // Default limits of a Conn, used when an Options field is zero.
@@ -29,6 +31,9 @@ const (
 	// have; a deeper frame is dropped (DropTooDeep) before any decoder sees
 	// it, so that no recursive decoder can exhaust the goroutine stack.
 	MaxDepth = 10000
+	// MaxHeaderBytes bounds a header block of ContentLengthFraming, its
+	// blank line included; a longer one is dropped (DropBadHeader).
+	MaxHeaderBytes = lines.MaxHeaderBytes
 )
 
 // Options configure a Conn. A nil *Options means all defaults; a zero field
@@ -47,8 +52,14 @@ type Options struct {
 	// notification, as a peer without handlers does.
 	Handler *Registry
 
-	// MaxFrameSize is the longest line accepted, in bytes, LF excluded.
-	// Zero means DefaultMaxFrameSize.
+	// Framing is how frames are laid out on the stream: NewlineFraming
+	// (the zero value), ContentLengthFraming (LSP, DAP), or DetectFraming,
+	// which decides from the peer's first bytes. See Framing.
+	Framing Framing
+
+	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF
+	// excluded, or a Content-Length body, headers excluded. Zero means
+	// DefaultMaxFrameSize.
 	MaxFrameSize int
 
 	// MaxConcurrentRequests bounds how many request handlers run at once.
@@ -212,4 +223,11 @@ func (o *Options) baseContext() context.Context {
 		return context.Background()
 	}
 	return context.WithoutCancel(o.BaseContext)
+}
+
+func (o *Options) framing() Framing {
+	if o == nil {
+		return NewlineFraming
+	}
+	return o.Framing
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/wire"
@@ -47,6 +48,9 @@ func (c *Conn) readLoop() {
 		if in.skipped {
 			c.skipped(in)
 			continue
+		}
+		if in.warning != nil {
+			c.framingWarning(in.warning)
 		}
 		c.dispatch(rd, in.body)
 	}
@@ -148,6 +152,10 @@ func (c *Conn) queueNote(m message) {
 // write the id early), that call fails with ErrFrameTooLarge rather than
 // wait for a response that will never be read.
 func (c *Conn) skipped(in inFrame) {
+	if in.malformed != nil {
+		c.drop(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed})
+		return
+	}
 	c.drop(Drop{Reason: DropOversize, Size: in.size})
 	id, ok := wire.ResponseIDInPrefix(in.prefix)
 	if !ok {
@@ -157,6 +165,20 @@ func (c *Conn) skipped(in inFrame) {
 		c.failCall(uint64(n), fmt.Errorf("%w: the response was %d bytes, longer than the %d bytes a frame may have (Options.MaxFrameSize)",
 			ErrFrameTooLarge, in.size, c.maxFrameSize))
 	}
+}
+
+// framingWarning logs a fault of a frame's framing that did not keep it
+// from being read: at warning level the first time, at debug level after
+// that, so that a peer that makes it on every frame does not flood the log.
+func (c *Conn) framingWarning(err error) {
+	if c.log == nil {
+		return
+	}
+	level := slog.LevelDebug
+	if c.warned.CompareAndSwap(false, true) {
+		level = slog.LevelWarn
+	}
+	c.log.LogAttrs(c.ctx, level, "rpc: frame read despite its header", slog.Any("error", err))
 }
 
 // dropReport is the Drop that reports m.

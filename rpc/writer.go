@@ -125,9 +125,25 @@ var errStopped = errors.New("rpc: stopped waiting for room in the write queue")
 // same lock as the frame is queued; an error from it is returned as is,
 // and nothing is queued.
 func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, error) {
-	n := len(f.b) - f.off
 	c.lock()
 	s := &c.st
+	if f.unsealed {
+		// The framing is not chosen yet (DetectFraming): wait for the
+		// peer's first bytes, as for room. The choice broadcasts changed.
+		for s.phase != phaseClosed && c.Framing() == DetectFraming {
+			changed := s.changed.wait()
+			c.mu.Unlock() // nothing changed
+			select {
+			case <-changed:
+			case <-stop:
+				return 0, errStopped
+			}
+			c.lock()
+		}
+		f.unsealed = false
+		c.framer.seal(f)
+	}
+	n := len(f.b) - f.off
 	for s.phase != phaseClosed && way != fromPolicy && !s.out.fits(n) {
 		room := s.out.room.wait()
 		c.mu.Unlock() // nothing changed

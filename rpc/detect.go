@@ -1,0 +1,124 @@
+package rpc
+
+import (
+	"io"
+	"sync/atomic"
+)
+
+// detecting is the framer of DetectFraming: its first next reads until
+// the peer's first bytes show a framing, then hands the input (those bytes
+// first) to that framing's framer for good.
+//
+// The choice is published once, through chosen, before decided is called;
+// the read loop is the only goroutine that reads inner before then.
+// Frames sealed before the choice are left unsealed (frame.unsealed), and
+// sendWith waits for the choice before it queues them (writer.go).
+type detecting struct {
+	r       io.Reader
+	max     int
+	decided func() // wakes the senders waiting for the choice
+	inner   framer
+	chosen  atomic.Uint32 // 1 + the Framing chosen; 0 before the choice
+}
+
+func (d *detecting) framing() Framing {
+	if f := d.chosen.Load(); f != 0 {
+		return Framing(f - 1)
+	}
+	return DetectFraming
+}
+
+func (d *detecting) next() (inFrame, error) {
+	if d.inner == nil {
+		f, peeked := detect(d.r)
+		r := io.Reader(&prefixed{peeked: peeked, r: d.r})
+		d.inner = newFramer(f, r, d.max, nil)
+		d.chosen.Store(1 + uint32(f))
+		d.decided()
+	}
+	return d.inner.next()
+}
+
+// maxPeek bounds the bytes read to decide: a header name is short.
+const maxPeek = 256
+
+// detect reads the first bytes of r until they show a framing: after
+// leading white space, a header name followed by ':' means
+// ContentLengthFraming; anything else, or the end of the input,
+// NewlineFraming. It returns the bytes read, which belong to the first
+// frame.
+func detect(r io.Reader) (Framing, []byte) {
+	buf := make([]byte, 0, maxPeek)
+	for {
+		if f, ok := framingOf(buf); ok {
+			return f, buf
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+max(n, 0)]
+		if err != nil || len(buf) == cap(buf) {
+			f, ok := framingOf(buf)
+			if !ok {
+				f = NewlineFraming
+			}
+			return f, buf
+		}
+	}
+}
+
+// framingOf decides the framing from the first bytes b, when they are
+// enough to.
+func framingOf(b []byte) (Framing, bool) {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	name := i
+	for i < len(b) && isTokenByte(b[i]) {
+		i++
+	}
+	switch {
+	case i == len(b):
+		return 0, false // the name may go on
+	case i > name && b[i] == ':':
+		return ContentLengthFraming, true
+	}
+	return NewlineFraming, true
+}
+
+// isTokenByte reports whether b may be part of a header name (RFC 9110).
+func isTokenByte(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	switch b {
+	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+		return true
+	}
+	return false
+}
+
+func (d *detecting) headroom() int { return contentLengthRoom }
+
+func (d *detecting) seal(f *frame) {
+	if d.framing() == DetectFraming {
+		f.unsealed = true
+		return
+	}
+	d.inner.seal(f)
+}
+
+// prefixed reads peeked, then r.
+type prefixed struct {
+	peeked []byte
+	r      io.Reader
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.peeked) == 0 {
+		return p.r.Read(b)
+	}
+	n := copy(b, p.peeked)
+	p.peeked = p.peeked[n:]
+	return n, nil
+}
