@@ -5,6 +5,9 @@
 // It has no API: everything is in its tests. The targets are
 //
 //	FuzzLineFraming     bytes in fuzzer-chosen chunks: lines.Reader and Conn
+//	FuzzHeaderReader    garbage and Content-Length frames in turn, chunked: lines.HeaderReader
+//	FuzzHeaderFraming   the same to a Conn with ContentLengthFraming: each frame after garbage handled once, in order
+//	FuzzDetectFraming   white space, then frames of either framing: DetectFraming chooses right
 //	FuzzDispatch        any lines to a serving Conn: one well-formed answer per request
 //	FuzzResponses       any lines to a Conn with pending calls: the right call settles, once
 //	FuzzSDKPayloads     any bytes as every sdkproto type, and through a Client

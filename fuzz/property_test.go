@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"pgregory.net/rapid"
 )
@@ -67,75 +66,108 @@ func genLine(t *rapid.T, i int, max int) string {
 // handler of unknown ones), every request answered exactly once (by a
 // typed handler with its result, or with an error), every other line
 // dropped once, the same way for the whole stream and for the chunked
-// one.
+// one. TestPropertyHeaderGarbageAndChunking and
+// TestPropertyDetectGarbageAndChunking (header_prop_test.go) check the same
+// of the other framings.
 func TestPropertyGarbageInterleavingAndChunking(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		max := rapid.SampledFrom([]int{64, 300, rpc.MaxDepth*2 + 100}).Draw(rt, "max")
-		var stream bytes.Buffer
-		want := &connLog{}
-		n := rapid.IntRange(0, 30).Draw(rt, "lines")
-		for i := range n {
-			line := genLine(rt, i, max)
-			stream.WriteString(line)
-			stream.WriteByte('\n')
-			if len(line) > max {
-				want.drop("drop")
-				continue
-			}
-			switch c := classify([]byte(line)); c.class {
-			case classBlank:
-			case classNotification:
-				if string(c.method) == "typed" {
-					var p struct{ Text string }
-					json.Unmarshal(c.params, &p)
-					want.note("typed " + p.Text)
-					break
-				}
-				want.note(fmt.Sprintf("notification %q %s", c.method, c.params))
-			case classRequest:
-				if string(c.method) == "echo" {
-					want.answer(string(c.id.Raw) + " result")
-					break
-				}
-				want.answer(string(c.id.Raw) + " error")
-			default:
-				want.drop("drop")
-			}
-		}
-		if rapid.Bool().Draw(rt, "tail") {
-			// An unterminated last line is thrown away, not handled
-			// (docs/wire.md §2.1), and reported as DropUnterminated.
-			stream.WriteString(`{"method":"typed","params":{"text":"tail"}}`) // under every max
-			want.drop("drop")
-		}
-		data := stream.Bytes()
-		cuts := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(rt, "cuts")
-		for _, r := range []io.Reader{cutReader(data, nil, false), cutReader(data, cuts, rapid.Bool().Draw(rt, "eof"))} {
-			got := &connLog{}
-			reg := rpc.NewRegistry()
-			rpc.Handle(reg, echo, func(_ context.Context, p textParams) (textParams, error) { return p, nil })
-			rpc.HandleNotification(reg, typed, func(_ context.Context, p textParams) { got.note("typed " + p.Text) })
-			reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
-				got.note(fmt.Sprintf("notification %q %s", method, params))
-			})
-			w := &linetest.Recorder{OnFrame: func(b []byte) {
-				var s struct {
-					ID     json.RawMessage
-					Result *textParams
-				}
-				json.Unmarshal(b, &s)
-				if s.Result != nil {
-					got.answer(string(s.ID) + " result")
-				} else {
-					got.answer(string(s.ID) + " error")
-				}
-			}}
-			c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(rpc.Drop) { got.drop("drop") }})
-			c.Start()
-			c.Wait()
-			if got.String() != want.String() {
-				rt.Fatalf("got\n%s\nwant\n%s", got, want)
-			}
-		}
+		data, want := newlineStream(rt, max, false)
+		checkChunking(rt, data, want, rpc.NewlineFraming, max, rpc.NewlineFraming)
 	})
+}
+
+// newlineStream draws a stream of lines (genLine) and what a Conn of the
+// properties does with it; with validFirst, its first line is a valid
+// frame.
+func newlineStream(rt *rapid.T, max int, validFirst bool) ([]byte, *connLog) {
+	var stream bytes.Buffer
+	want := &connLog{}
+	n := rapid.IntRange(0, 30).Draw(rt, "lines")
+	if validFirst {
+		line := `{"jsonrpc":"2.0","method":"typed","params":{"text":"first"}}`
+		stream.WriteString(line + "\n")
+		expectFrame(want, []byte(line), max)
+	}
+	for i := range n {
+		line := genLine(rt, i, max)
+		stream.WriteString(line)
+		stream.WriteByte('\n')
+		expectFrame(want, []byte(line), max)
+	}
+	if rapid.Bool().Draw(rt, "tail") {
+		// An unterminated last line is thrown away, not handled
+		// (docs/wire.md §2.1), and reported as DropUnterminated.
+		stream.WriteString(`{"method":"typed","params":{"text":"tail"}}`) // under every max
+		want.drop("drop")
+	}
+	return stream.Bytes(), want
+}
+
+// expectFrame adds to want what a Conn of the properties does with a
+// frame (a line, or a Content-Length body), by the wire rules.
+func expectFrame(want *connLog, frame []byte, max int) {
+	if len(frame) > max {
+		want.drop("drop")
+		return
+	}
+	switch c := classify(frame); c.class {
+	case classBlank:
+	case classNotification:
+		if string(c.method) == "typed" {
+			var p struct{ Text string }
+			json.Unmarshal(c.params, &p)
+			want.note("typed " + p.Text)
+			break
+		}
+		want.note(fmt.Sprintf("notification %q %s", c.method, c.params))
+	case classRequest:
+		if string(c.method) == "echo" {
+			want.answer(string(c.id.Raw) + " result")
+			break
+		}
+		want.answer(string(c.id.Raw) + " error")
+	default:
+		want.drop("drop")
+	}
+}
+
+// checkChunking feeds data to a Conn of the given framing twice, whole
+// and cut into chunks the test draws, and fails unless the Conn does what
+// want says each time and speaks the framing chosen.
+func checkChunking(rt *rapid.T, data []byte, want *connLog, framing rpc.Framing, max int, chosen rpc.Framing) {
+	cuts := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(rt, "cuts")
+	for _, r := range []io.Reader{cutReader(data, nil, false), cutReader(data, cuts, rapid.Bool().Draw(rt, "eof"))} {
+		got := &connLog{}
+		reg := rpc.NewRegistry()
+		rpc.Handle(reg, echo, func(_ context.Context, p textParams) (textParams, error) { return p, nil })
+		rpc.HandleNotification(reg, typed, func(_ context.Context, p textParams) { got.note("typed " + p.Text) })
+		reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
+			got.note(fmt.Sprintf("notification %q %s", method, params))
+		})
+		w := &frameRecorder{onFrame: func(b []byte) {
+			var s struct {
+				ID     json.RawMessage
+				Result *textParams
+			}
+			json.Unmarshal(b, &s)
+			if s.Result != nil {
+				got.answer(string(s.ID) + " result")
+			} else {
+				got.answer(string(s.ID) + " error")
+			}
+		}}
+		c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, Framing: framing, MaxFrameSize: max, OnDrop: func(rpc.Drop) { got.drop("drop") }})
+		c.Start()
+		waitEnded(rt, c)
+		if problem := w.check(chosen); problem != "" {
+			rt.Fatal(problem)
+		}
+		if f := c.Framing(); f != chosen {
+			rt.Fatalf("the Conn speaks %v, want %v", f, chosen)
+		}
+		if got.String() != want.String() {
+			rt.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	}
 }

@@ -168,6 +168,18 @@ func seedCorpus(t *testing.T) map[string][]byte {
 		}
 		cuts := []byte{byte(1 + i), 0, 255, 7, byte(13 * i)}
 		put("FuzzLineFraming", stream, cuts[:i%5], uint16(300+i*1000))
+		// Its first frames with Content-Length headers, garbage between
+		// them (header_test.go: pieces cut at NUL, garbage and bodies in
+		// turn), in a header style and a chunking of their own.
+		garbage := []string{"", "\r\n", "garbage\n", "X-Trace: 1\r\n\r\n{}", "Content-Length: 2x\r\n\r\n"}
+		var framed []byte
+		frames := bytes.SplitAfter(bytes.TrimSuffix(stream, []byte("\n")), []byte("\n"))
+		for j, line := range frames[:min(len(frames), 12)] {
+			framed = append(append(append(framed, garbage[(i+j)%len(garbage)]...), 0), bytes.TrimSuffix(line, []byte("\n"))...)
+			framed = append(framed, 0)
+		}
+		put("FuzzHeaderReader", framed, cuts[:(i+2)%5], uint16(300+i*1000), uint8(i*21), i%3 == 0)
+		put("FuzzHeaderFraming", framed, cuts[:(i+3)%5], uint16(300+i*1000), uint8(i*37), i%3 == 1)
 	}
 	return files
 }
