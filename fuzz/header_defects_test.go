@@ -1,0 +1,66 @@
+package fuzz
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// Defects of the Content-Length framing found while fuzzing it, each a
+// test that fails until it is fixed. They skip unless LINERPC_DEFECTS=1,
+// so that go test ./... stays green meanwhile; once a fix lands, remove
+// the knownDefect call of its test.
+
+func knownDefect(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("LINERPC_DEFECTS") != "1" {
+		t.Skip("known defect, fails until fixed (LINERPC_DEFECTS=1 runs it): " + what)
+	}
+}
+
+// TestHeaderReaderReportsAnUnfinishedHeaderOnce: at the end of the input,
+// lines.HeaderReader reports the bytes of an unfinished header block as
+// discarded, but keeps them: every later call of Next reports them again
+// (input "Content-Len": tail 11, then 11, 11, ...). lines.Reader, and the
+// HeaderReader itself for a frame cut in its body, report a tail once and
+// then 0.
+func TestHeaderReaderReportsAnUnfinishedHeaderOnce(t *testing.T) {
+	knownDefect(t, "HeaderReader.Next repeats the tail of an unfinished header block")
+	for _, in := range []string{"Content-Len", "X: 1\r\n", "abc", "Content-Length: 10\r\n\r\n{}"} {
+		h := lines.NewHeaderReader(strings.NewReader(in), 64)
+		_, tail, err := h.Next()
+		if !errors.Is(err, io.EOF) || tail != len(in) {
+			t.Errorf("%q: first Next: tail %d, %v; want %d, EOF", in, tail, err, len(in))
+		}
+		for range 2 {
+			if _, tail, err := h.Next(); !errors.Is(err, io.EOF) || tail != 0 {
+				t.Errorf("%q: Next after the end: tail %d, %v; want 0, EOF (the tail was reported)", in, tail, err)
+			}
+		}
+	}
+}
+
+// TestDetectFramingAfterLongWhiteSpace: DetectFraming decides within the
+// first 256 bytes; white space that fills them (blank lines a peer sent
+// before its first frame) makes it choose NewlineFraming, and a
+// Content-Length peer's frames are then lost (dropped as malformed
+// lines), though both framings skip those blank lines and the
+// documentation says the choice is made after leading white space.
+func TestDetectFramingAfterLongWhiteSpace(t *testing.T) {
+	knownDefect(t, "DetectFraming misreads a header after 256 bytes of white space")
+	note := []byte(`{"jsonrpc":"2.0","method":"n","params":1}`)
+	for _, lead := range []string{strings.Repeat("\r\n", 128), strings.Repeat("\n", 300), strings.Repeat(" ", 256)} {
+		stream := append([]byte(lead), headerFrame(note, 0)...)
+		log, chosen, _ := framedConnTrace(t, bytes.NewReader(stream), rpc.DetectFraming, 1<<10)
+		if chosen != rpc.ContentLengthFraming || len(log.notes) != 1 {
+			t.Errorf("%d bytes of %q, then a Content-Length frame: chose %v, notifications %q, drops %q",
+				len(lead), lead[:1], chosen, log.notes, log.drops)
+		}
+	}
+}
