@@ -1,0 +1,460 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// DefaultMaxConns is how many connections a Server serves at once when
+// Server.MaxConns is zero. An idle connection holds about 10 KiB (its
+// Conn, the goroutine stacks of its read loop and of its watcher, the
+// socket), so 10,000 idle connections hold about 100 MiB; each one
+// busy may hold up to the bound of the package documentation.
+const DefaultMaxConns = 10000
+
+// ErrServerClosed is returned by Server.Serve and Server.ListenAndServe
+// once Shutdown or Close has been called.
+var ErrServerClosed = errors.New("rpc: Server closed")
+
+// Server serves every connection a net.Listener accepts (TCP, a unix
+// socket), each with a Conn of its own, in the manner of http.Server. The
+// common case is one Registry and one Options for all:
+//
+//	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
+//	go srv.Serve(l)
+//	…
+//	srv.Shutdown(ctx) // answers what was read, then closes
+//
+// For each connection it accepts, the Server starts a Conn over the
+// net.Conn (see StartConn): the net.Conn is closed once the Conn has
+// ended. Each connection has one goroutine of the Server's, besides the
+// Conn's own: the watcher, which waits for the Conn to end, closes the
+// net.Conn, calls OnDisconnect and frees the connection's place.
+//
+// The zero Server is ready to use (with default Options). Its fields must
+// not be changed once Serve has been called. A Server may serve several
+// listeners at once; MaxConns then bounds them together.
+type Server struct {
+	// Options configure the Conn of every connection. Nil means all
+	// defaults. The Server never changes them: when it has a context to
+	// give a Conn (BaseContext, ConnContext), it gives it a copy.
+	Options *Options
+
+	// ConnOptions, when set, makes the Options of each connection, in
+	// place of Options; nc is the connection accepted. It is called on
+	// the accept loop: it must not block.
+	ConnOptions func(nc net.Conn) *Options
+
+	// MaxConns bounds the connections served at once, over every
+	// listener. Zero means DefaultMaxConns; a negative value means no
+	// bound. At the bound the Server stops accepting until a connection
+	// has ended, as netutil.LimitListener does: further clients wait in
+	// the kernel's backlog of the listener (their connection is made, and
+	// what they write waits, unread), and past the backlog the kernel
+	// refuses them.
+	MaxConns int
+
+	// BaseContext, when set, returns the context that every connection of
+	// l starts from, as in http.Server: its values reach every handler of
+	// those connections (see Options.BaseContext). It is called once, by
+	// Serve, and must not return nil. Nil means the connection's
+	// Options.BaseContext, or context.Background().
+	BaseContext func(l net.Listener) context.Context
+
+	// ConnContext, when set, returns the context of the connection nc,
+	// from ctx (the BaseContext's): a context carrying values about the
+	// connection, such as its peer's identity, for its handlers. The
+	// result becomes the Conn's Options.BaseContext. It is called on the
+	// accept loop, and must not block nor return nil.
+	ConnContext func(ctx context.Context, nc net.Conn) context.Context
+
+	// OnConnect, when set, is called with each connection accepted and
+	// its Conn, on the accept loop, before the Conn starts reading: no
+	// handler of the connection has run yet. It must not block for long
+	// (the next connection is accepted after it returns), nor call
+	// Shutdown or Close. It may send notifications; a call must wait for
+	// the Conn to start, on a goroutine of its own.
+	OnConnect func(nc net.Conn, c *Conn)
+
+	// OnDisconnect, when set, is called once for each connection that
+	// OnConnect saw, once its Conn has ended, every goroutine of the Conn
+	// has exited and nc is closed, with the Conn's error (ErrInputEnded
+	// when the peer hung up, ErrClosed after Shutdown or Close). It is
+	// called on the connection's watcher; Shutdown and Close wait for it,
+	// so it must not call them.
+	OnDisconnect func(nc net.Conn, c *Conn, err error)
+
+	// Logger, when set, receives the errors of Accept, at error level.
+	// The Conns log to their Options.Logger.
+	Logger *slog.Logger
+
+	// mu guards what follows. Invariants: once closing is closed, no
+	// listener and no connection is added; every connection in conns has,
+	// or is about to have, a watcher that removes it and then closes its
+	// ended; a connection holds one token of slots from before its Accept
+	// until its watcher has removed it.
+	mu        sync.Mutex
+	closing   chan struct{} // closed by Shutdown and Close; made when first needed
+	listeners map[*net.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	slots     chan struct{} // a token per connection served; nil without a bound
+	slotsMade bool
+}
+
+// serverConn is one connection of a Server.
+type serverConn struct {
+	conn  *Conn
+	nc    net.Conn
+	ended chan struct{} // closed by the watcher once it is done with the connection
+}
+
+// Serve accepts connections on l and serves each with a Conn, until l
+// fails or Shutdown or Close is called; it then returns ErrServerClosed
+// (or l's error), having closed l. A connection being served when Serve
+// returns for l's error goes on until it ends, or until Shutdown or
+// Close. Errors of Accept that pass (too many open files, a connection
+// aborted before it was accepted: those whose Temporary method reports
+// true) are retried after a pause that starts at 5ms and doubles up to
+// 1s, and are logged to Logger, as http.Server does.
+func (s *Server) Serve(l net.Listener) error {
+	orig := l
+	l = &onceCloseListener{Listener: l}
+	defer l.Close()
+	if !s.trackListener(&l, true) {
+		return ErrServerClosed
+	}
+	defer s.trackListener(&l, false)
+
+	var base context.Context
+	if s.BaseContext != nil {
+		if base = s.BaseContext(orig); base == nil {
+			panic("rpc: Server.BaseContext returned a nil context")
+		}
+	}
+	var pause time.Duration // after a failed Accept
+	for {
+		if !s.acquireSlot() {
+			return ErrServerClosed
+		}
+		nc, err := l.Accept()
+		if err != nil {
+			s.releaseSlot()
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			if !isTemporary(err) {
+				return err
+			}
+			pause = min(max(2*pause, acceptPauseMin), acceptPauseMax)
+			if s.Logger != nil {
+				s.Logger.Error("rpc: accept failed; retrying", "error", err, "pause", pause)
+			}
+			if !s.sleep(pause) {
+				return ErrServerClosed
+			}
+			continue
+		}
+		pause = 0
+		s.serve(nc, base)
+	}
+}
+
+// The pauses after a failed Accept, those of http.Server.
+const (
+	acceptPauseMin = 5 * time.Millisecond
+	acceptPauseMax = time.Second
+)
+
+// ListenAndServe listens on address of the named network (as net.Listen
+// does: "tcp", "unix", …) and serves it (see Serve). It returns
+// ErrServerClosed after Shutdown or Close, or the error of Listen.
+func (s *Server) ListenAndServe(network, address string) error {
+	if s.isClosing() {
+		return ErrServerClosed
+	}
+	l, err := net.Listen(network, address)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// serve starts the Conn of nc, which holds a slot, and its watcher.
+func (s *Server) serve(nc net.Conn, base context.Context) {
+	c := NewConn(nc, nc, s.connOptions(nc, base))
+	sc := &serverConn{conn: c, nc: nc, ended: make(chan struct{})}
+	if !s.trackConn(sc) {
+		nc.Close() // Shutdown or Close came first: nothing was started
+		s.releaseSlot()
+		return
+	}
+	if s.OnConnect != nil {
+		s.OnConnect(nc, c)
+	}
+	c.Start() // after Shutdown or Close, it does nothing, and the Conn is closed
+	go s.watch(sc)
+}
+
+// watch is the watcher of a connection: it waits for its Conn to end,
+// closes its net.Conn (closeWhenEnded), calls OnDisconnect, and frees its
+// place.
+func (s *Server) watch(sc *serverConn) {
+	err := closeWhenEnded(sc.conn, sc.nc)
+	if s.OnDisconnect != nil {
+		s.OnDisconnect(sc.nc, sc.conn, err)
+	}
+	s.mu.Lock()
+	delete(s.conns, sc)
+	s.mu.Unlock()
+	s.releaseSlot()
+	close(sc.ended) // last: Shutdown and Close return once it is closed
+}
+
+// connOptions returns the Options of the connection nc: those of
+// ConnOptions or Options, copied when the connection has a context of
+// its own to carry, so that the user's are never changed.
+func (s *Server) connOptions(nc net.Conn, base context.Context) *Options {
+	opts := s.Options
+	if s.ConnOptions != nil {
+		opts = s.ConnOptions(nc)
+	}
+	if base == nil && s.ConnContext == nil {
+		return opts // NewConn only reads them
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ctx := base
+	if ctx == nil {
+		ctx = o.BaseContext
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if s.ConnContext != nil {
+		if ctx = s.ConnContext(ctx, nc); ctx == nil {
+			panic("rpc: Server.ConnContext returned a nil context")
+		}
+	}
+	o.BaseContext = ctx
+	return &o
+}
+
+// Shutdown shuts the Server down gracefully, as http.Server.Shutdown
+// does: it closes the listeners (Serve returns ErrServerClosed), then
+// shuts every connection down with Conn.Shutdown, all at once — each
+// answers the requests it has read and writes what it has queued, then
+// closes — and waits until every connection has ended (its net.Conn
+// closed, OnDisconnect returned). It returns the error of closing a
+// listener, if any. If ctx ends first, Shutdown closes the connections
+// left, as Close does, and returns ctx.Err() at once: it never waits
+// longer than ctx allows. Those connections then end as soon as their
+// handlers have returned; call Close to wait for that.
+//
+// Once Shutdown has been called, Serve and ListenAndServe return
+// ErrServerClosed at once; the Server cannot be used again.
+func (s *Server) Shutdown(ctx context.Context) error {
+	conns, err := s.stop()
+	var shutdowns sync.WaitGroup
+	defer shutdowns.Wait() // each returns once its Conn is closed, or ctx has ended
+	for _, sc := range conns {
+		shutdowns.Go(func() { sc.conn.Shutdown(ctx) })
+	}
+	for _, sc := range conns {
+		select {
+		case <-sc.ended:
+		case <-ctx.Done():
+			for _, sc := range conns {
+				sc.conn.Close()
+			}
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// Close closes the listeners and every connection at once, with
+// Conn.Close: pending calls fail, the handlers' contexts are cancelled,
+// nothing more is written. Unlike http.Server.Close, it then waits until
+// every connection has ended — its Conn's goroutines exited (see
+// Conn.Wait), its net.Conn closed, OnDisconnect returned — so that no
+// goroutine of the Server outlives it; a handler that ignores the end of
+// its context holds it up. It returns the error of closing a listener,
+// if any.
+func (s *Server) Close() error {
+	conns, err := s.stop()
+	for _, sc := range conns {
+		sc.conn.Close()
+	}
+	for _, sc := range conns {
+		<-sc.ended
+	}
+	return err
+}
+
+// stop marks the Server closing, closes its listeners, and returns the
+// connections live at that moment (no connection is added after it: see
+// trackConn) and the first error of closing a listener.
+func (s *Server) stop() ([]*serverConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	closing := s.closingLocked()
+	select {
+	case <-closing:
+	default:
+		close(closing)
+	}
+	var err error
+	for l := range s.listeners {
+		if cerr := (*l).Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for sc := range s.conns {
+		conns = append(conns, sc)
+	}
+	return conns, err
+}
+
+// closingLocked returns the channel closed once the Server is closing.
+// Called with mu held.
+func (s *Server) closingLocked() chan struct{} {
+	if s.closing == nil {
+		s.closing = make(chan struct{})
+	}
+	return s.closing
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	select {
+	case <-closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// trackListener adds or removes l; it adds none once the Server is
+// closing, and then reports false.
+func (s *Server) trackListener(l *net.Listener, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !add {
+		delete(s.listeners, l)
+		return true
+	}
+	select {
+	case <-s.closingLocked():
+		return false
+	default:
+	}
+	if s.listeners == nil {
+		s.listeners = make(map[*net.Listener]struct{})
+	}
+	s.listeners[l] = struct{}{}
+	return true
+}
+
+// trackConn adds sc to the live connections, unless the Server is closing.
+func (s *Server) trackConn(sc *serverConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.closingLocked():
+		return false
+	default:
+	}
+	if s.conns == nil {
+		s.conns = make(map[*serverConn]struct{})
+	}
+	s.conns[sc] = struct{}{}
+	return true
+}
+
+// acquireSlot takes a place for the next connection, waiting while
+// MaxConns connections are served; it reports false when the Server
+// closes first.
+func (s *Server) acquireSlot() bool {
+	s.mu.Lock()
+	if !s.slotsMade {
+		s.slotsMade = true
+		switch {
+		case s.MaxConns == 0:
+			s.slots = make(chan struct{}, DefaultMaxConns)
+		case s.MaxConns > 0:
+			s.slots = make(chan struct{}, s.MaxConns)
+		}
+	}
+	slots, closing := s.slots, s.closingLocked()
+	s.mu.Unlock()
+	if slots == nil {
+		select {
+		case <-closing:
+			return false
+		default:
+			return true
+		}
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-closing:
+		return false
+	}
+}
+
+// releaseSlot gives back a place taken by acquireSlot.
+func (s *Server) releaseSlot() {
+	s.mu.Lock()
+	slots := s.slots
+	s.mu.Unlock()
+	if slots != nil {
+		<-slots
+	}
+}
+
+// sleep waits d, and reports false when the Server closes first.
+func (s *Server) sleep(d time.Duration) bool {
+	s.mu.Lock()
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-closing:
+		return false
+	}
+}
+
+// isTemporary reports an Accept error that passes. net.Error's Temporary
+// is deprecated because a timeout is not always one; the errors of Accept
+// that it reports (EMFILE, ENFILE, ECONNABORTED, a listener's deadline)
+// do pass, which is why http.Server relies on it too.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// onceCloseListener closes its Listener once, as Serve and stop may both
+// close it.
+type onceCloseListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *onceCloseListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
+}

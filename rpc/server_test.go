@@ -1,0 +1,596 @@
+package rpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// unixListener listens on a unix socket in a temporary directory of t.
+func unixListener(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "rpc.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// serving is a Server at work on a goroutine: what its Serve (or
+// ListenAndServe) returned, once it has.
+type serving struct {
+	ch   chan error
+	once sync.Once
+	err  error
+}
+
+// returned waits for Serve to return, and returns what it did.
+func (s *serving) returned(t *testing.T, what string) error {
+	t.Helper()
+	s.once.Do(func() { s.err = within(t, s.ch, what) })
+	return s.err
+}
+
+// startServing runs serve on a goroutine. When the test ends, srv is
+// closed and serve must have returned.
+func startServing(t *testing.T, srv *rpc.Server, serve func() error) *serving {
+	t.Helper()
+	s := &serving{ch: make(chan error, 1)}
+	go func() { s.ch <- serve() }()
+	t.Cleanup(func() {
+		srv.Close()
+		s.returned(t, "Serve to return after Close")
+	})
+	return s
+}
+
+// startServer serves l with srv (see startServing).
+func startServer(t *testing.T, srv *rpc.Server, l net.Listener) *serving {
+	t.Helper()
+	return startServing(t, srv, func() error { return srv.Serve(l) })
+}
+
+// dial connects a client Conn with reg to l's address; the Conn is closed
+// when the test ends.
+func dial(t *testing.T, l net.Listener, reg *rpc.Registry) *rpc.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
+	defer cancel()
+	c, err := rpc.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		c.Wait()
+	})
+	return c
+}
+
+// connEvents records a Server's hooks: each connection's Conn as it
+// connects, each one's error as it disconnects.
+type connEvents struct {
+	connected    chan *rpc.Conn
+	disconnected chan disconnect
+}
+
+type disconnect struct {
+	conn *rpc.Conn
+	err  error
+}
+
+func newConnEvents() *connEvents {
+	return &connEvents{connected: make(chan *rpc.Conn, 64), disconnected: make(chan disconnect, 64)}
+}
+
+// hook sets the Server's hooks to record into e.
+func (e *connEvents) hook(srv *rpc.Server) *rpc.Server {
+	srv.OnConnect = func(nc net.Conn, c *rpc.Conn) { e.connected <- c }
+	srv.OnDisconnect = func(nc net.Conn, c *rpc.Conn, err error) { e.disconnected <- disconnect{c, err} }
+	return srv
+}
+
+// The same Server serves a unix socket and a TCP port: a call answered,
+// then the client hanging up ends the connection, whose net.Conn the
+// Server closes.
+func TestServerServesUnixSocketAndTCP(t *testing.T) {
+	tcp := func(t *testing.T) net.Listener {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for name, listen := range map[string]func(*testing.T) net.Listener{"unix": unixListener, "tcp": tcp} {
+		t.Run(name, func(t *testing.T) {
+			linetest.CheckNoLeak(t)
+			events := newConnEvents()
+			srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}})
+			l := listen(t)
+			served := startServer(t, srv, l)
+			client := dial(t, l, nil)
+
+			res := within(t, call(t.Context(), client, "over "+name), "the call's result")
+			if res.err != nil || res.r.Echo != "over "+name {
+				t.Fatalf("call: %+v", res)
+			}
+			server := within(t, events.connected, "OnConnect")
+			client.Close()
+			d := within(t, events.disconnected, "OnDisconnect once the client hung up")
+			if d.conn != server || !errors.Is(d.err, rpc.ErrInputEnded) {
+				t.Errorf("OnDisconnect(%p, %v), want (%p, ErrInputEnded)", d.conn, d.err, server)
+			}
+			if err := srv.Shutdown(t.Context()); err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+			if err := served.returned(t, "Serve to return after Shutdown"); !errors.Is(err, rpc.ErrServerClosed) {
+				t.Errorf("Serve returned %v, want ErrServerClosed", err)
+			}
+		})
+	}
+}
+
+// ListenAndServe listens itself; after Shutdown it returns
+// ErrServerClosed, and a Server shut down serves nothing more.
+func TestServerListenAndServe(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	path := filepath.Join(t.TempDir(), "rpc.sock")
+	listening := make(chan struct{})
+	srv := &rpc.Server{
+		Options: &rpc.Options{Handler: echoRegistry()},
+		// Serve calls it once it has its listener: the socket exists.
+		BaseContext: func(net.Listener) context.Context {
+			close(listening)
+			return context.Background()
+		},
+	}
+	served := startServing(t, srv, func() error { return srv.ListenAndServe("unix", path) })
+	within(t, listening, "ListenAndServe to listen")
+	client, err := rpc.Dial(t.Context(), "unix", path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Wait()
+	defer client.Close()
+	if res := within(t, call(t.Context(), client, "hi"), "the call's result"); res.err != nil {
+		t.Fatal(res.err)
+	}
+	if err := srv.Shutdown(t.Context()); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := served.returned(t, "ListenAndServe to return"); !errors.Is(err, rpc.ErrServerClosed) {
+		t.Errorf("ListenAndServe returned %v, want ErrServerClosed", err)
+	}
+	if err := srv.ListenAndServe("unix", path); !errors.Is(err, rpc.ErrServerClosed) {
+		t.Errorf("ListenAndServe after Shutdown: %v", err)
+	}
+	l := unixListener(t)
+	if err := srv.Serve(l); !errors.Is(err, rpc.ErrServerClosed) {
+		t.Errorf("Serve after Shutdown: %v", err)
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Serve after Shutdown left its listener open: Accept returned %v", err)
+	}
+}
+
+// Shutdown stops accepting at once, lets the request in flight be
+// answered, then closes the connection, and returns once it has ended.
+func TestServerShutdownAnswersInFlight(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	b := newBlocker()
+	events := newConnEvents()
+	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	l := unixListener(t)
+	served := startServer(t, srv, l)
+	client := dial(t, l, nil)
+	res := make(chan callResult, 1)
+	go func() {
+		r, err := block.Call(t.Context(), client, echoParams{"x"})
+		res <- callResult{r, err}
+	}()
+	handlerCtx := within(t, b.started, "the handler to start")
+
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- srv.Shutdown(t.Context()) }()
+	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, rpc.ErrServerClosed) {
+		t.Fatalf("Serve returned %v, want ErrServerClosed", err)
+	}
+	if _, err := net.Dial("unix", l.Addr().String()); err == nil {
+		t.Error("a client connected after Shutdown began")
+	}
+	select {
+	case err := <-shutdown:
+		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
+	default:
+	}
+	if handlerCtx.Err() != nil {
+		t.Fatalf("Shutdown cancelled the handler: %v", context.Cause(handlerCtx))
+	}
+
+	close(b.release)
+	if r := within(t, res, "the answer to the request in flight"); r.err != nil || r.r.Echo != "released" {
+		t.Errorf("call: %+v, want the handler's result", r)
+	}
+	if err := within(t, shutdown, "Shutdown to return"); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	within(t, client.Done(), "the client's Conn to see the server hang up")
+	if d := within(t, events.disconnected, "OnDisconnect"); !errors.Is(d.err, rpc.ErrClosed) {
+		t.Errorf("OnDisconnect with %v, want ErrClosed", d.err)
+	}
+}
+
+// When Shutdown's context ends first, it closes the connections left and
+// returns the context's error; Close then waits for them to end.
+func TestServerShutdownContextEnds(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	b := newBlocker()
+	srv := &rpc.Server{Options: &rpc.Options{Handler: b.reg}}
+	l := unixListener(t)
+	served := startServer(t, srv, l)
+	client := dial(t, l, nil)
+	res := make(chan callResult, 1)
+	go func() {
+		r, err := block.Call(t.Context(), client, echoParams{"x"})
+		res <- callResult{r, err}
+	}()
+	within(t, b.started, "the handler to start")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- srv.Shutdown(ctx) }()
+	served.returned(t, "Serve to return once Shutdown began")
+	cancel()
+	if err := within(t, shutdown, "Shutdown to return once its context ended"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want context.Canceled", err)
+	}
+	if cause := within(t, b.ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
+		t.Errorf("the handler's context ended with %v, want ErrClosed", cause)
+	}
+	if r := within(t, res, "the call to fail"); r.err == nil {
+		t.Errorf("the call succeeded (%+v) on a connection closed", r.r)
+	}
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// Close closes the listener and every connection at once (the handlers'
+// contexts end with ErrClosed), and returns once they have ended.
+func TestServerClose(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	b := newBlocker()
+	events := newConnEvents()
+	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	l := unixListener(t)
+	served := startServer(t, srv, l)
+	client := dial(t, l, nil)
+	res := make(chan callResult, 1)
+	go func() {
+		r, err := block.Call(t.Context(), client, echoParams{"x"})
+		res <- callResult{r, err}
+	}()
+	within(t, b.started, "the handler to start")
+
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// Close has returned: the connection has ended, hooks included.
+	select {
+	case d := <-events.disconnected:
+		if !errors.Is(d.err, rpc.ErrClosed) {
+			t.Errorf("OnDisconnect with %v, want ErrClosed", d.err)
+		}
+	default:
+		t.Fatal("Close returned before the connection had ended")
+	}
+	if cause := within(t, b.ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
+		t.Errorf("the handler's context ended with %v, want ErrClosed", cause)
+	}
+	if r := within(t, res, "the call to fail"); !errors.Is(r.err, rpc.ErrInputEnded) {
+		t.Errorf("call: %+v, want ErrInputEnded", r)
+	}
+	if err := served.returned(t, "Serve to return"); !errors.Is(err, rpc.ErrServerClosed) {
+		t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	}
+	if err := srv.Shutdown(t.Context()); err != nil {
+		t.Errorf("Shutdown after Close: %v", err)
+	}
+}
+
+type serverKey string
+
+// BaseContext and ConnContext reach the handlers: their values, and the
+// Conn through ConnFromContext; the Options given are not changed.
+func TestServerConnContext(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	type seen struct {
+		conn       *rpc.Conn
+		base, peer any
+		user       any
+	}
+	got := make(chan seen, 1)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+		got <- seen{rpc.ConnFromContext(ctx), ctx.Value(serverKey("base")), ctx.Value(serverKey("peer")), ctx.Value(serverKey("user"))}
+		return echoResult{Echo: p.Text}, nil
+	})
+	opts := &rpc.Options{Handler: reg, BaseContext: context.WithValue(context.Background(), serverKey("user"), "from Options")}
+	l := unixListener(t)
+	accepted := make(chan net.Conn, 1)
+	events := newConnEvents()
+	srv := events.hook(&rpc.Server{
+		Options:     opts,
+		BaseContext: func(bl net.Listener) context.Context { return context.WithValue(t.Context(), serverKey("base"), bl) },
+		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+			accepted <- nc
+			return context.WithValue(ctx, serverKey("peer"), nc)
+		},
+	})
+	startServer(t, srv, l)
+	client := dial(t, l, nil)
+	if res := within(t, call(t.Context(), client, "hi"), "the call's result"); res.err != nil {
+		t.Fatal(res.err)
+	}
+	s := within(t, got, "the handler's context")
+	nc := within(t, accepted, "ConnContext")
+	if s.conn != within(t, events.connected, "OnConnect") {
+		t.Error("ConnFromContext is not the Conn OnConnect saw")
+	}
+	if s.base != l || s.peer != nc {
+		t.Errorf("the handler saw base %v and peer %v, want the listener and the net.Conn", s.base, s.peer)
+	}
+	if s.user != nil {
+		t.Errorf("the Options' BaseContext is used although BaseContext is set: %v", s.user)
+	}
+	if opts.BaseContext.Value(serverKey("peer")) != nil {
+		t.Error("the Server changed the Options it was given")
+	}
+
+	// Without BaseContext, ConnContext starts from the Options' own.
+	srv2 := &rpc.Server{Options: opts, ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+		return context.WithValue(ctx, serverKey("peer"), nc)
+	}}
+	l2 := unixListener(t)
+	startServer(t, srv2, l2)
+	client2 := dial(t, l2, nil)
+	if res := within(t, call(t.Context(), client2, "hi"), "the call's result"); res.err != nil {
+		t.Fatal(res.err)
+	}
+	if s := within(t, got, "the handler's context"); s.user != "from Options" || s.peer == nil {
+		t.Errorf("the handler saw user %v and peer %v, want the Options' value and the net.Conn", s.user, s.peer)
+	}
+}
+
+// Each hook is called once per connection, OnDisconnect after OnConnect,
+// for connections that end by the client and by Shutdown alike; the Conn
+// of ConnOptions' making serves each one.
+func TestServerHooksOnceEach(t *testing.T) {
+	linetest.CheckNoLeak(t)
+	const clients = 6
+	var mu sync.Mutex
+	connects := map[net.Conn]int{}
+	disconnects := map[net.Conn]int{}
+	optionsMade := 0
+	ended := make(chan error, clients)
+	srv := &rpc.Server{
+		ConnOptions: func(nc net.Conn) *rpc.Options {
+			mu.Lock()
+			optionsMade++
+			mu.Unlock()
+			return &rpc.Options{Handler: echoRegistry()}
+		},
+		OnConnect: func(nc net.Conn, c *rpc.Conn) {
+			mu.Lock()
+			connects[nc]++
+			mu.Unlock()
+		},
+		OnDisconnect: func(nc net.Conn, c *rpc.Conn, err error) {
+			mu.Lock()
+			if connects[nc] != 1 {
+				t.Errorf("OnDisconnect before OnConnect")
+			}
+			disconnects[nc]++
+			mu.Unlock()
+			ended <- err
+		},
+	}
+	l := unixListener(t)
+	startServer(t, srv, l)
+	var live []*rpc.Conn
+	for i := range clients {
+		c := dial(t, l, nil)
+		if res := within(t, call(t.Context(), c, "hi"), "the call's result"); res.err != nil {
+			t.Fatal(res.err)
+		}
+		if i%2 == 0 {
+			c.Close() // ends by the client
+			if err := within(t, ended, "OnDisconnect"); !errors.Is(err, rpc.ErrInputEnded) {
+				t.Errorf("OnDisconnect with %v, want ErrInputEnded", err)
+			}
+		} else {
+			live = append(live, c)
+		}
+	}
+	if err := srv.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range live {
+		if err := within(t, ended, "OnDisconnect"); !errors.Is(err, rpc.ErrClosed) {
+			t.Errorf("OnDisconnect with %v, want ErrClosed", err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(connects) != clients || len(disconnects) != clients || optionsMade != clients {
+		t.Errorf("%d connections seen, %d ended, %d Options made; want %d each", len(connects), len(disconnects), optionsMade, clients)
+	}
+	for nc, n := range connects {
+		if n != 1 || disconnects[nc] != 1 {
+			t.Errorf("a connection had %d OnConnect and %d OnDisconnect", n, disconnects[nc])
+		}
+	}
+}
+
+// pipeListener is a net.Listener over net.Pipe, for tests in a synctest
+// bubble, where every wait is on a channel: Dial queues a connection in
+// its backlog, Accept takes the errors it is given first, then the
+// connections.
+type pipeListener struct {
+	backlog   chan net.Conn
+	errs      chan error
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{backlog: make(chan net.Conn, 16), errs: make(chan error, 16), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case err := <-l.errs:
+		return nil, err
+	default:
+	}
+	select {
+	case err := <-l.errs:
+		return nil, err
+	case nc := <-l.backlog:
+		return nc, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// dial connects a client Conn to l: its connection waits in the backlog
+// until the Server accepts it.
+func (l *pipeListener) dial(t *testing.T) (*rpc.Conn, net.Conn) {
+	client, server := net.Pipe()
+	l.backlog <- server
+	return rpc.StartConn(client, nil), client
+}
+
+// With MaxConns 2, a third client is not served while two are: the
+// Server does not accept it until one of them has ended. Run in a
+// synctest bubble: synctest.Wait lets the Server do all it would, so
+// that the third client not being served is a fact, not a race.
+func TestServerMaxConns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newPipeListener()
+		events := newConnEvents()
+		srv := events.hook(&rpc.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(l) }()
+
+		var clients [3]*rpc.Conn
+		for i := range 2 {
+			clients[i], _ = l.dial(t)
+			if res := <-call(t.Context(), clients[i], "hi"); res.err != nil {
+				t.Fatal(res.err)
+			}
+		}
+		clients[2], _ = l.dial(t)
+		third := call(t.Context(), clients[2], "third")
+		synctest.Wait()
+		select {
+		case res := <-third:
+			t.Fatalf("the third client was served while two were (%+v)", res)
+		default:
+		}
+		if n := len(events.connected); n != 2 {
+			t.Fatalf("%d connections accepted, want 2", n)
+		}
+
+		clients[0].Close() // its net.Conn closes: the server sees it hang up
+		if res := <-third; res.err != nil || res.r.Echo != "third" {
+			t.Fatalf("the third client, once the first ended: %+v", res)
+		}
+		first := <-events.connected
+		if d := <-events.disconnected; d.conn != first {
+			t.Error("the first connection to end is not the first one")
+		}
+		if err := srv.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-served; !errors.Is(err, rpc.ErrServerClosed) {
+			t.Errorf("Serve returned %v", err)
+		}
+		for _, c := range clients {
+			c.Close()
+			c.Wait()
+		}
+	})
+}
+
+// temporaryError is an Accept error that passes.
+type temporaryError struct{}
+
+func (temporaryError) Error() string   { return "accept: too many open files" }
+func (temporaryError) Temporary() bool { return true }
+func (temporaryError) Timeout() bool   { return false }
+
+// Errors of Accept that pass are logged and retried after 5ms, 10ms,
+// 20ms…; any other ends Serve with it.
+func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newPipeListener()
+		var log linetest.LockedBuffer
+		srv := &rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		for range 3 {
+			l.errs <- fmt.Errorf("wrapped: %w", temporaryError{})
+		}
+		start := time.Now()
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(l) }()
+		client, _ := l.dial(t)
+		if res := <-call(t.Context(), client, "hi"); res.err != nil {
+			t.Fatal(res.err)
+		}
+		if took := time.Since(start); took != 35*time.Millisecond {
+			t.Errorf("served after %v, want the pauses 5ms + 10ms + 20ms", took)
+		}
+		logged := log.String()
+		for _, pause := range []string{"pause=5ms", "pause=10ms", "pause=20ms"} {
+			if !strings.Contains(logged, pause) {
+				t.Errorf("the log does not say %s:\n%s", pause, logged)
+			}
+		}
+
+		broken := errors.New("listener broken")
+		l.errs <- broken
+		if err := <-served; !errors.Is(err, broken) {
+			t.Errorf("Serve returned %v, want the listener's error", err)
+		}
+		// The connection served goes on until Close.
+		if res := <-call(t.Context(), client, "still"); res.err != nil {
+			t.Errorf("after Serve returned: %v", res.err)
+		}
+		srv.Close()
+		client.Close()
+		client.Wait()
+	})
+}
