@@ -67,10 +67,13 @@ fuzz:
 
 ## bench: the side-by-side suite (bench/, its own module) against the other
 ## Go JSON-RPC libraries, in COUNT rounds (bench/run.sh; about 3 minutes a
-## round on 2 cores, so about half an hour for the default ten), then the
-## benchstat and ratio tables (bench/compare.sh; benchstat from PATH, or
-## built at a pinned version with go run). The raw output goes to
-## bench/results/bench.txt; the rpc micro-benchmarks to bench/results/rpc.txt.
+## round on 2 cores, so about half an hour for the default ten, and 2.5
+## minutes a round more for the framing suite), then the benchstat and
+## ratio tables (bench/compare.sh; benchstat from PATH, or built at a
+## pinned version with go run). The raw output goes to
+## bench/results/bench.txt; the rpc micro-benchmarks to bench/results/rpc.txt;
+## the framing suite (Content-Length beside newline framing) to
+## bench/results/framing.txt (bench/compare.sh -framing).
 bench:
 	cd bench && BENCHTIME=$(BENCHTIME) ./run.sh $(COUNT)
 	cd bench && ./compare.sh results/bench.txt

@@ -3,6 +3,7 @@
 #
 #   ./compare.sh [results/bench.txt]          # benchstat tables, then ratio tables
 #   ./compare.sh -ratios [results/bench.txt]  # the ratio tables only (Markdown)
+#   ./compare.sh -framing [results/framing.txt]  # the framing suite (see framing below)
 #
 # 1. benchstat, one table per workload, the contenders side by side in
 #    columns (floor first: benchstat's "vs base" is the delta to the floor),
@@ -24,10 +25,69 @@ if ! command -v benchstat >/dev/null 2>&1; then
 	}
 fi
 
+# framing FILE: the framing suite (results/framing.txt). benchstat with
+# the framings side by side for each contender (vs base: header over
+# newline), then the contenders side by side for each framing, then a
+# Markdown table of medians: each contender's time with Content-Length
+# framing, its ratio to its own newline framing, and how many times
+# faster linerpc is than the fastest peer with Content-Length framing.
+framing() {
+	flibs="linerpc lspdev lspdev-gojson xexp"
+	echo "# Content-Length (header) beside newline framing, per contender; vs base = header over newline"
+	echo
+	benchstat -table .name -row /pipe,/lib -col '/framing@(newline header)' "$1"
+	echo
+	echo "# The contenders side by side, per framing"
+	echo
+	benchstat -table .name -row /pipe,/framing -col "/lib@($flibs)" "$1"
+	echo
+	benchstat -format csv -table .name -row /pipe,/lib -col '/framing@(newline header)' -filter '.unit:sec/op' "$1" 2>/dev/null | awk -F, -v libs="$flibs" '
+function human(a) {
+	if (a < 1e-6) return sprintf("%.0f ns", a * 1e9)
+	if (a < 1e-3) return sprintf("%.2f µs", a * 1e6)
+	if (a < 1) return sprintf("%.2f ms", a * 1e3)
+	return sprintf("%.2f s", a)
+}
+function ratio(x, y) { return (x == "" || y == "" || y + 0 == 0) ? "–" : sprintf("%.2f×", x / y) }
+/^\.name: / { name = substr($0, 8); sub(/^Framing/, "", name); if (!(name in seen)) { seen[name] = 1; names[++nn] = name }; unit = ""; next }
+/^,newline/ { next }
+/^,/ { unit = $2; next }
+unit == "sec/op" && $1 != "geomean" && NF > 3 {
+	split($1, k, " ")
+	if (!((name, k[1]) in seenpipe)) { seenpipe[name, k[1]] = 1; pipes[name, ++np[name]] = k[1] }
+	nl[name, k[1], k[2]] = $2; hd[name, k[1], k[2]] = $4
+}
+END {
+	nl_ = split(libs, lib, " ")
+	line = "| workload | pipe | linerpc newline | linerpc header | header / newline |"
+	sep = "|---|---|---:|---:|---:|"
+	for (i = 2; i <= nl_; i++) { line = line " " lib[i] " header (/ newline) |"; sep = sep "---:|" }
+	print line " linerpc vs best peer, header |"; print sep "---:|"
+	for (w = 1; w <= nn; w++) {
+		n = names[w]
+		for (p = 1; p <= np[n]; p++) {
+			pp = pipes[n, p]
+			line = "| " n " | " pp " | " human(nl[n, pp, "linerpc"]) " | " human(hd[n, pp, "linerpc"]) " | " ratio(hd[n, pp, "linerpc"], nl[n, pp, "linerpc"]) " |"
+			best = ""
+			for (i = 2; i <= nl_; i++) {
+				h = hd[n, pp, lib[i]]
+				line = line " " (h == "" ? "n/a" : human(h) " (" ratio(h, nl[n, pp, lib[i]]) ")") " |"
+				if (h != "" && (best == "" || h + 0 < best + 0)) best = h
+			}
+			print line " " ratio(best, hd[n, pp, "linerpc"]) " |"
+		}
+	}
+}'
+}
+
 ratios_only=0
 if [ "${1:-}" = "-ratios" ]; then
 	ratios_only=1
 	shift
+fi
+if [ "${1:-}" = "-framing" ]; then
+	framing "${2:-results/framing.txt}"
+	exit
 fi
 file=${1:-results/bench.txt}
 libs="floor floor-pipelined linerpc lspdev lspdev-gojson jrpc2 sourcegraph xexp"

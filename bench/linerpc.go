@@ -30,6 +30,11 @@ var linerpcContender = &contender{
 type linerpcEnd struct{ c *rpc.Conn }
 
 func startLinerpc(rw *end, h *handlers) *linerpcEnd {
+	return startLinerpcFraming(rw, h, rpc.NewlineFraming)
+}
+
+// startLinerpcFraming starts a Conn that speaks the given framing.
+func startLinerpcFraming(rw *end, h *handlers, framing rpc.Framing) *linerpcEnd {
 	reg := rpc.NewRegistry()
 	if h.prompt != nil {
 		rpc.Handle(reg, lrPrompt, func(_ context.Context, p Prompt) (Reply, error) { return h.prompt(&p) })
@@ -45,7 +50,7 @@ func startLinerpc(rw *end, h *handlers) *linerpcEnd {
 	}
 	// The concrete reader and writer (net.Conn, *os.File, *io.PipeReader),
 	// so that Close can interrupt a blocked read where the stream allows it.
-	c := rpc.NewConn(rw.r, rw.w, &rpc.Options{Handler: reg})
+	c := rpc.NewConn(rw.r, rw.w, &rpc.Options{Handler: reg, Framing: framing})
 	c.Start()
 	return &linerpcEnd{c}
 }

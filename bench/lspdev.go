@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"io"
 
 	lsp "go.lsp.dev/jsonrpc2"
 )
@@ -35,13 +36,19 @@ type lspdevEnd struct{ c lsp.Conn }
 
 // startLspdev starts a Conn with the given payload codec (nil: the default).
 func startLspdev(rw *end, h *handlers, codec lsp.Codec) *lspdevEnd {
+	return startLspdevStream(rw, h, codec, lsp.NewNDJSONStream)
+}
+
+// startLspdevStream starts a Conn over the stream (the framing) newStream
+// makes of rw.
+func startLspdevStream(rw *end, h *handlers, codec lsp.Codec, newStream func(io.ReadWriteCloser) lsp.Stream) *lspdevEnd {
 	unmarshal := lsp.DefaultCodec.Unmarshal
 	var opts []lsp.Option
 	if codec != nil {
 		unmarshal = codec.Unmarshal
 		opts = append(opts, lsp.WithCodec(codec))
 	}
-	c := lsp.NewConn(lsp.NewNDJSONStream(rw), opts...)
+	c := lsp.NewConn(newStream(rw), opts...)
 	c.Go(context.Background(), func(ctx context.Context, req *lsp.Request) (any, error) {
 		switch req.Method() {
 		case methodPrompt:

@@ -14,7 +14,9 @@
 # results/bench.txt gets the rounds of workloads 1-5 and DecodePR, then one
 # op per pipe and contender of workloads 6-9 (a 256 MiB line, the two
 # floods and the idle connections: a few minutes); results/rpc.txt gets the library's micro-benchmarks, in
-# rounds too. The machine's goos/goarch/cpu lines head each file.
+# rounds too; results/framing.txt the rounds of the framing suite
+# (workloads 1-4 with Content-Length and newline framing, about 2.5
+# minutes a round). The machine's goos/goarch/cpu lines head each file.
 set -eu
 cd "$(dirname "$0")"
 count=${1:-10}
@@ -35,11 +37,12 @@ rounds() {
 	done | awk '/^(goos|goarch|pkg|cpu):/ { if (seen[$0]++) next } /^(PASS|ok)/ { next } { print; fflush() }'
 }
 
-rounds "$tmp/bench.test" 'RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR' 1s | tee results/bench.txt
+rounds "$tmp/bench.test" '^Benchmark(RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR)$' 1s | tee results/bench.txt
 "$tmp/bench.test" -test.run '^$' -test.bench 'Oversize|NoReadPeer|BlockedHandlers|IdleConn' -test.benchmem -test.benchtime 1x -test.count 1 -test.timeout 60m |
 	grep -v '^goos\|^goarch\|^pkg\|^cpu\|^PASS' | tee -a results/bench.txt
 (cd ../rpc && rounds "$tmp/rpc.test" . "${BENCHTIME:-1s}") | tee results/rpc.txt
-if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt; then
+rounds "$tmp/bench.test" '^BenchmarkFraming' "${BENCHTIME:-1s}" | tee results/framing.txt
+if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt results/framing.txt; then
 	echo "run.sh: a benchmark failed (see results/)" >&2
 	exit 1
 fi

@@ -113,6 +113,11 @@ func (d pipeDialer) Dial(context.Context) (io.ReadWriteCloser, error) { return d
 type xexpEnd struct{ c *xj.Connection }
 
 func startXexp(rw *end, h *handlers) *xexpEnd {
+	return startXexpFramer(rw, h, lineFramer{})
+}
+
+// startXexpFramer starts a Connection with the given framer.
+func startXexpFramer(rw *end, h *handlers, framer xj.Framer) *xexpEnd {
 	handle := func(ctx context.Context, req *xj.Request) (any, error) {
 		switch {
 		case req.Method == methodPrompt && h.prompt != nil && req.IsCall():
@@ -145,7 +150,7 @@ func startXexp(rw *end, h *handlers) *xexpEnd {
 		return nil, xj.ErrNotHandled
 	}
 	c, err := xj.Dial(context.Background(), pipeDialer{rw}, xj.ConnectionOptions{
-		Framer:  lineFramer{},
+		Framer:  framer,
 		Handler: xj.HandlerFunc(handle),
 	})
 	if err != nil {
