@@ -16,7 +16,9 @@
 # floods and the idle connections: a few minutes); results/rpc.txt gets the library's micro-benchmarks, in
 # rounds too; results/framing.txt the rounds of the framing suite
 # (workloads 1-4 with Content-Length and newline framing, about 2.5
-# minutes a round). The machine's goos/goarch/cpu lines head each file.
+# minutes a round); results/server.txt the rounds of workload 10 (an
+# rpc.Server on a unix socket, 1,000 clients). The machine's
+# goos/goarch/cpu lines head each file.
 set -eu
 cd "$(dirname "$0")"
 count=${1:-10}
@@ -42,7 +44,8 @@ rounds "$tmp/bench.test" '^Benchmark(RoundTrip|Concurrent|Stream|Large|Malformed
 	grep -v '^goos\|^goarch\|^pkg\|^cpu\|^PASS' | tee -a results/bench.txt
 (cd ../rpc && rounds "$tmp/rpc.test" . "${BENCHTIME:-1s}") | tee results/rpc.txt
 rounds "$tmp/bench.test" '^BenchmarkFraming' "${BENCHTIME:-1s}" | tee results/framing.txt
-if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt results/framing.txt; then
+rounds "$tmp/bench.test" '^BenchmarkServerUnix$' "${BENCHTIME:-1s}" | tee results/server.txt
+if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt results/framing.txt results/server.txt; then
 	echo "run.sh: a benchmark failed (see results/)" >&2
 	exit 1
 fi
