@@ -64,3 +64,29 @@ func TestDetectFramingAfterLongWhiteSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderReaderBadBlockPrefixIsWhatWasDiscarded: the Prefix of a
+// malformed block (rpc.Drop.Line of DropBadHeader, "the first KiB" of the
+// bytes discarded) is the first KiB of what was buffered when the block
+// was found malformed: it holds bytes that were not discarded (the frames
+// after the block, up to a KiB of them), and it depends on how the input
+// was cut into reads (FuzzHeaderFraming's seed-588ca3ddb063210a).
+func TestHeaderReaderBadBlockPrefixIsWhatWasDiscarded(t *testing.T) {
+	knownDefect(t, "HeaderReader's Prefix of a malformed block is what was buffered, not what was discarded")
+	frame := string(headerFrame([]byte(`{"jsonrpc":"2.0","method":"n"}`), 0))
+	in := "garbage\n" + frame
+	for _, oneByte := range []bool{false, true} {
+		var r io.Reader = strings.NewReader(in)
+		if oneByte {
+			r = cutReader([]byte(in), bytes.Repeat([]byte{1}, len(in)), false)
+		}
+		h := lines.NewHeaderReader(r, 64)
+		ev, _, err := h.Next()
+		if err != nil || ev.Malformed == nil || ev.Size != 8 {
+			t.Fatalf("one byte a read %v: %+v, %v; want a malformed block of 8 bytes", oneByte, ev, err)
+		}
+		if string(ev.Prefix) != "garbage\n" {
+			t.Errorf("one byte a read %v: prefix %q, want the 8 bytes discarded, %q", oneByte, ev.Prefix, "garbage\n")
+		}
+	}
+}
