@@ -1,0 +1,5 @@
+package rpc
+
+// ServeStream is ServeStdio over the streams and with the grace a test
+// gives.
+var ServeStream = serveStream
