@@ -100,12 +100,13 @@ func (o *ClientOptions) resolved() ClientOptions {
 // goroutine of the Client (nor of its connection and process handling) is
 // left running.
 type Client struct {
-	conn *rpc.Conn
-	opts ClientOptions
-	proc *process // nil unless made by Launch
+	conn  *rpc.Conn
+	opts  ClientOptions
+	child *rpc.Child // nil unless made by Launch
 
-	// streams are closed by Close after the connection, in order; stdin is
-	// the writer whose closing is the "close stdin" step of the ladder.
+	// For a Client not made by Launch, streams are closed by Close after
+	// the connection, in order; stdin is the writer whose closing is the
+	// "close stdin" step.
 	stdin   io.Closer
 	streams []io.Closer
 
@@ -338,21 +339,21 @@ const exitWait = 200 * time.Millisecond
 // process; wait lets it wait briefly for the exit status.
 func (c *Client) transportErr(cause error, wait bool) *TransportClosedError {
 	e := &TransportClosedError{Cause: cause}
-	if c.proc != nil {
+	if c.child != nil {
 		if wait {
-			c.proc.waitExit(exitWait)
+			waitExit(c.child, exitWait)
 		}
-		e.Exited, e.ExitCode, e.Signal = c.proc.status()
-		e.StderrTail = c.proc.stderrTail()
+		e.Exited, e.ExitCode, e.Signal = exitStatus(c.child)
+		e.StderrTail = c.child.StderrTail()
 	}
 	return e
 }
 
 func (c *Client) stderrTail() []string {
-	if c.proc == nil {
+	if c.child == nil {
 		return nil
 	}
-	return c.proc.stderrTail()
+	return c.child.StderrTail()
 }
 
 // CloseInput closes the runtime's input (its stdin for a launched
@@ -360,7 +361,10 @@ func (c *Client) stderrTail() []string {
 // notifications keep arriving. The real runtime keeps running queued work
 // after its input ends; Close then ends it with the rest of the ladder.
 func (c *Client) CloseInput() error {
-	if c.stdin == nil {
+	switch {
+	case c.child != nil:
+		return c.child.CloseInput()
+	case c.stdin == nil:
 		return errors.New("sdkproto: CloseInput: the Client does not own the runtime's input")
 	}
 	return c.stdin.Close()

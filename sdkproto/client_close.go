@@ -2,7 +2,6 @@ package sdkproto
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -49,34 +48,29 @@ func (c *Client) close() error {
 	c.closing = true
 	c.mu.Unlock()
 
-	if c.conn.Err() == nil && (c.proc == nil || !c.proc.waitExit(0)) {
+	if c.conn.Err() == nil && (c.child == nil || !waitExit(c.child, 0)) {
 		// callWithin returns when its timer fires even if the request is
 		// stuck in Write.
 		_, err := callWithin(context.Background(), c, shutdownRaw, rpc.NoParams{}, c.opts.ShutdownTimeout, true)
-		if err != nil && c.proc != nil {
-			c.proc.tail.add("shutdown request failed: " + err.Error())
+		if err != nil && c.child != nil {
+			c.child.AddStderrLine("shutdown request failed: " + err.Error())
 		}
 	}
-	var err error
-	switch {
-	case c.proc != nil:
-		err = c.proc.stop(c.stdin, c.opts.EOFGrace, c.opts.KillGrace)
-	case c.stdin != nil:
+	if c.child != nil {
+		// Steps 3 to 5 for a launched child: rpc.Child.Close, whose bounds
+		// are those of ClientOptions, set by Launch.
+		return runtimeCloseErr(c.child.Close())
+	}
+	if c.stdin != nil {
 		c.stdin.Close()
 	}
 	c.conn.Close()
 	for _, s := range c.streams {
 		s.Close()
 	}
+	var err error
 	if !waitFor(func() { c.conn.Wait() }, c.opts.KillGrace) {
-		err = errors.Join(err, fmt.Errorf("sdkproto: the connection's goroutines had not stopped after %v (a read or a write of its streams cannot be interrupted)", c.opts.KillGrace))
-	}
-	if c.proc != nil {
-		if c.proc.waitExit(0) {
-			c.proc.release()
-		} else {
-			c.proc.stderr.Close() // the child is unreapable; at least stop reading
-		}
+		err = fmt.Errorf("sdkproto: the connection's goroutines had not stopped after %v (a read or a write of its streams cannot be interrupted)", c.opts.KillGrace)
 	}
 	return err
 }
