@@ -152,7 +152,7 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		return nil, err
 	}
 	for _, w := range overload {
-		c.replyError(w.req.ID, w.req.Method, overloadError, fromPolicy)
+		c.answerJob(w, overloadError, fromPolicy)
 		w.discard()
 	}
 	if j != nil {

@@ -28,6 +28,7 @@ import (
 type Conn struct {
 	framing       Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
 	framer        framer
+	batches       bool           // Options.Batches
 	readDeadline  readDeadliner  // the input's, when it has one
 	writeDeadline writeDeadliner // the output's, when it has one
 	w             io.Writer
@@ -55,6 +56,9 @@ type Conn struct {
 	// noteContext); one runner runs at a time, under the state's lock.
 	lastNote *noteContext
 	warned   atomic.Bool // a framing warning was logged (see framingWarning)
+	// batchHeld counts the bytes of the responses held for the peer's
+	// batches (batch.go), bounded by MaxFrameSize.
+	batchHeld atomic.Int64
 
 	mu sync.Mutex
 	st state // see state.go: changed only between lock and unlock
@@ -81,6 +85,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	}
 	c := &Conn{
 		framing:      opts.framing(),
+		batches:      opts.batches(),
 		w:            w,
 		writeTimeout: opts.writeTimeout(),
 		reg:          opts.handler(),

@@ -26,8 +26,10 @@ type DropReason uint8
 const (
 	// DropMalformed: the line is not exactly one valid JSON value.
 	DropMalformed DropReason = iota + 1
-	// DropNotObject: the line is JSON but not an object (arrays, and so
-	// batches, included).
+	// DropNotObject: the frame is JSON but not an object. Without
+	// Options.Batches, that includes every array but one of responses only
+	// (the answer to a Batch of this side's); with it, an array inside a
+	// batch.
 	DropNotObject
 	// DropUnclassified: an object with neither a string or number id nor a
 	// string method.

@@ -17,7 +17,8 @@ import (
 // it once sealed.
 type frame struct {
 	b   []byte
-	off int    // where the body begins: the framer's room before it
+	off int    // where the body begins: the framer's room before it (the framing's header, once sealed)
+	at  int    // where the body begins, once sealed
 	n   int    // the body's length, once sealed
 	seq uint64 // the number it was queued with (see Conn.withdraw)
 	// unsealed: sealed before DetectFraming chose, it waits for the
@@ -34,12 +35,18 @@ func (c *Conn) newFrame() *frame {
 	return f
 }
 
-// seal ends the body of f and lets the framer delimit it.
-func (c *Conn) seal(f *frame) {
-	f.b = append(f.b, '}')
-	f.n = len(f.b) - f.off
+// seal ends the body of f, an object, and lets the framer delimit it.
+func (c *Conn) seal(f *frame) { c.sealWith(f, '}') }
+
+// sealWith ends the body of f with end, and lets the framer delimit it.
+func (c *Conn) sealWith(f *frame, end byte) {
+	f.b = append(f.b, end)
+	f.at, f.n = f.off, len(f.b)-f.off
 	c.framer.seal(f)
 }
+
+// body returns the body of the sealed frame f.
+func (f *frame) body() []byte { return f.b[f.at : f.at+f.n] }
 
 // size returns the length of the body, which MaxFrameSize bounds.
 func (f *frame) size() int { return f.n }

@@ -157,6 +157,12 @@ func (c *Conn) runRequests(r *job) {
 // slot goes on once it is queued. It returns the next request for the
 // worker to run (see finish).
 func (c *Conn) answer(r *job, f *frame) (next *job) {
+	if r.batch != nil {
+		// The array is written when the batch's last answer is in; the
+		// slot goes on now.
+		c.batchAnswered(r.batch, r.req.ID, f, fromHandler)
+		f = nil
+	}
 	if f != nil {
 		_, err := c.sendWith(f, fromHandler, nil, func(s *state) error {
 			next = c.finish(s, r)

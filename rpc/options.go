@@ -57,6 +57,20 @@ type Options struct {
 	// which decides from the peer's first bytes. See Framing.
 	Framing Framing
 
+	// Batches, when set, serves JSON-RPC 2.0 batches: a frame that is an
+	// array has each element served as a lone frame would be (the same
+	// bounds, policies and drops), and the responses to its requests are
+	// written together, in one array, once the last is ready (none for a
+	// batch of notifications; an empty array is answered
+	// CodeInvalidRequest with a null id). The responses held for batches
+	// count at most MaxFrameSize bytes in all: one that would pass the
+	// bound is replaced by a CodeInternalError error. Off, the default,
+	// an array is dropped (DropNotObject) and nothing is answered, as the
+	// DeepSeek Harness and MCP peers expect, unless it holds responses
+	// only: they settle this side's calls (they answer a Batch, which can
+	// be sent either way).
+	Batches bool
+
 	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF
 	// excluded, or a Content-Length body, headers excluded. Zero means
 	// DefaultMaxFrameSize.
@@ -231,3 +245,5 @@ func (o *Options) framing() Framing {
 	}
 	return o.Framing
 }
+
+func (o *Options) batches() bool { return o != nil && o.Batches }

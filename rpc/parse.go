@@ -42,6 +42,10 @@ type reader struct {
 	paramsFirst bool
 	preempt     preempter
 	reg         *Registry
+	// batches: arrays are batches (Options.Batches). batch is the one
+	// being dispatched, if any (batch.go).
+	batches bool
+	batch   *inBatch
 }
 
 // maxRetainedScratch bounds the scratch buffer kept after a line with
@@ -59,6 +63,7 @@ const (
 	msgAnswer                      // answer the request at once with reply (and report drop, if set)
 	msgNotification                // queue the notification for the runner
 	msgPreempted                   // hand the notification to the preempter
+	msgBatch                       // dispatch each element, answer in one array (Options.Batches)
 )
 
 // message is a frame as parse read it. Its byte slices alias the frame or
@@ -106,6 +111,11 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	switch {
 	case err != nil:
 		return m.dropped(DropMalformed, err), false
+	case top == wire.Array && rd.batch == nil && depth <= MaxDepth:
+		m.kind = msgBatch
+		return m, false
+	case top == wire.Array && rd.batches && rd.batch == nil:
+		return m.dropped(DropTooDeep, nil), false
 	case top != wire.Object:
 		return m.dropped(DropNotObject, nil), false
 	}

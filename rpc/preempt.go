@@ -84,7 +84,9 @@ func (c *Conn) retire(id wire.IDKey, cause error, r *retirement) bool {
 		j.end(cause)
 		j.discard()
 		if r.reply != nil {
-			c.replyError(j.req.ID, j.req.Method, r.reply, fromReadLoop)
+			c.answerJob(j, r.reply, fromReadLoop)
+		} else {
+			c.unanswered(j, fromReadLoop)
 		}
 	}
 	return found

@@ -29,7 +29,7 @@ import (
 // notification queue, the write queue for a reply of its own): nothing a
 // caller does can stop it, and it never runs a handler.
 func (c *Conn) readLoop() {
-	rd := &reader{preempt: c.preempt, reg: c.reg}
+	rd := &reader{preempt: c.preempt, reg: c.reg, batches: c.batches}
 	rd.scanner.LazyParams = true // typed handlers' decoders check params (see parse.go)
 	var err error
 	for {
@@ -90,29 +90,42 @@ func (c *Conn) dispatch(rd *reader, raw []byte) {
 		if m.drop != 0 {
 			c.drop(m.dropReport())
 		}
-		c.replyError(m.env.ID.Raw, string(m.method), m.reply, fromReadLoop)
+		f := c.errorFrame(m.env.ID.Raw, string(m.method), m.reply)
+		if rd.batch != nil {
+			rd.batch.expect()
+			c.batchAnswered(rd.batch, m.env.ID.Raw, f, fromReadLoop)
+		} else {
+			c.reply(f, fromReadLoop)
+		}
 	case msgNotification:
 		c.queueNote(m)
 	case msgRequest:
-		c.queueRequest(m)
+		c.queueRequest(rd, m)
+	case msgBatch:
+		c.dispatchBatch(rd, m)
 	}
 }
 
 // queueRequest admits the request m to the inbox, or answers or drops it.
-func (c *Conn) queueRequest(m message) {
+func (c *Conn) queueRequest(rd *reader, m message) {
 	name := m.entry.nameOr(m.method)
 	j := newJob(c, m.entry, name, m.env.ID.Raw, m.t, int(m.size))
+	if j.batch = rd.batch; j.batch != nil {
+		j.batch.expect() // before it may run and answer
+	}
 	var a admission
 	c.update(func(s *state) { a = c.admit(s, j) })
 	switch a {
 	case overloaded:
 		j.discard()
-		c.replyError(j.req.ID, name, overloadError, fromReadLoop)
+		c.answerJob(j, overloadError, fromReadLoop)
 	case late:
 		j.discard()
+		c.unanswered(j, fromReadLoop)
 		c.drop(m.dropAs(DropShutdown))
 	case refused:
 		j.discard()
+		c.unanswered(j, fromReadLoop)
 	}
 }
 

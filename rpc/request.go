@@ -83,6 +83,9 @@ type job struct {
 	size int  // its line's length, counted against MaxWaitingBytes while it waits
 	// exclusive: registered with HandleExclusive (inbox.go).
 	exclusive bool
+	// batch is the peer's batch it came in, answered in one array
+	// (batch.go); nil for a lone request.
+	batch *inBatch
 	// idBuf holds short ids, so that an id takes no allocation of its
 	// own (a handler may keep its context after it returned, so the id
 	// cannot live in a pooled object).

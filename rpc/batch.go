@@ -1,0 +1,412 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/internal/wire"
+)
+
+// JSON-RPC 2.0 batches (Options.Batches), both ways. A batch the peer
+// sends is served element by element, each as a lone frame would be (the
+// same bounds, policies and drops), and the responses to its requests go
+// back together, in one array, once the last is ready. A Batch sends this
+// side's calls and notifications in one frame and matches the responses by
+// id, in whatever order they come.
+
+// inBatch collects the responses to the requests of one batch of the
+// peer's, to write them in one frame.
+//
+// pending counts the answers still to come, plus one that the read loop
+// holds while it dispatches the elements, so that the array is not
+// written before every request of the batch is known. Whoever brings
+// pending to zero writes the array. mu guards the fields; it is taken
+// under the Conn's lock never, and around nothing that blocks.
+type inBatch struct {
+	mu      sync.Mutex
+	pending int
+	bodies  []byte // the responses so far, each followed by a comma
+	held    int    // len(bodies), counted in Conn.batchHeld
+}
+
+// The bounds of a batch: what the responses of the peer's batches being
+// collected may hold in all is MaxFrameSize bytes (Conn.batchHeld); a
+// response that would pass it is replaced by errBatchTooLarge, which
+// keeps its id. A batch's array would be dropped by a peer with the same
+// bound anyway.
+var errBatchTooLarge = &Error{Code: CodeInternalError, Message: "internal error: the batch's responses are larger than the maximum frame size"}
+
+// errEmptyBatch answers an empty array, as JSON-RPC 2.0 requires (with a
+// null id).
+var errEmptyBatch = &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}
+
+// dispatchBatch serves the batch array, read from one frame: each element
+// as a lone frame, the answers to its requests collected in one array.
+// A batch inside a batch is not one: it is dropped (DropNotObject).
+func (c *Conn) dispatchBatch(rd *reader, m message) {
+	line := m.line
+	if !rd.batches {
+		c.settleBatch(rd, m)
+		return
+	}
+	n := 0
+	b := &inBatch{pending: 1}
+	rd.batch = b
+	wire.Elements(line, func(elem []byte) bool {
+		n++
+		c.dispatch(rd, elem)
+		return true
+	})
+	rd.batch = nil
+	if n == 0 {
+		c.reply(c.errorFrame([]byte("null"), "", errEmptyBatch), fromReadLoop)
+		return
+	}
+	c.batchAnswered(b, nil, nil, fromReadLoop)
+}
+
+// settleBatch reads an array with batches off: when every element is a
+// response, they settle this side's calls (they answer a Batch of this
+// side's); any other array is dropped whole (DropNotObject), unanswered.
+func (c *Conn) settleBatch(rd *reader, m message) {
+	responses := true
+	var env wire.Envelope
+	wire.Elements(m.line, func(elem []byte) bool {
+		top, _, err := rd.scanner.Scan(elem, &env)
+		responses = err == nil && top == wire.Object && env.Class() == wire.Response
+		return responses
+	})
+	if !responses || len(lines.TrimSpace(m.line)) == 2 { // "[]"
+		c.drop(m.dropAs(DropNotObject))
+		return
+	}
+	wire.Elements(m.line, func(elem []byte) bool {
+		c.dispatch(rd, elem)
+		return true
+	})
+}
+
+// expect records that an answer to a request of b is to come.
+func (b *inBatch) expect() {
+	b.mu.Lock()
+	b.pending++
+	b.mu.Unlock()
+}
+
+// batchAnswered adds f, the answer to the request id of the batch b, or
+// records that the request will not be answered (f nil), or, with id nil
+// too, that the read loop has dispatched every element; and writes the
+// batch's array, as way says, when that was the last answer it waited for.
+func (c *Conn) batchAnswered(b *inBatch, id []byte, f *frame, way sender) {
+	b.mu.Lock()
+	if f != nil {
+		body := f.body()
+		if int(c.batchHeld.Add(int64(len(body)))) > c.maxFrameSize {
+			c.batchHeld.Add(-int64(len(body)))
+			putFrame(f)
+			f = c.errorFrame(id, "", errBatchTooLarge)
+			body = f.body()
+			c.batchHeld.Add(int64(len(body))) // small: may pass the bound by error objects only
+		}
+		b.bodies = append(append(b.bodies, body...), ',')
+		b.held += len(body)
+		putFrame(f)
+	}
+	b.pending--
+	last := b.pending == 0
+	b.mu.Unlock()
+	if !last || len(b.bodies) == 0 {
+		return // more to come, or nothing to answer (notifications only)
+	}
+	out := c.newFrame()
+	out.raw("[")
+	out.b = append(out.b, b.bodies[:len(b.bodies)-1]...)
+	c.sealWith(out, ']')
+	c.batchHeld.Add(-int64(b.held))
+	b.bodies = nil
+	c.reply(out, way)
+}
+
+// answerJob answers the request j with the error e, in its batch if it
+// came in one.
+func (c *Conn) answerJob(j *job, e *Error, way sender) {
+	if j.batch == nil {
+		c.replyError(j.req.ID, j.req.Method, e, way)
+		return
+	}
+	c.batchAnswered(j.batch, j.req.ID, c.errorFrame(j.req.ID, j.req.Method, e), way)
+}
+
+// unanswered records that the request j will not be answered.
+func (c *Conn) unanswered(j *job, way sender) {
+	if j.batch != nil {
+		c.batchAnswered(j.batch, j.req.ID, nil, way)
+	}
+}
+
+// Batch is a set of calls and notifications of this side's, sent together
+// in one frame as a JSON-RPC 2.0 batch (see Options.Batches): Method.InBatch
+// and Notification.InBatch add to it, Send sends it and waits for the
+// responses, which are matched by id, whatever their order. The peer must
+// accept batches. A Batch is sent once; it is not safe for concurrent use.
+// The calling interceptors (Options.InterceptCall) do not see a batch.
+type Batch struct {
+	conn  *Conn
+	f     *frame // the array, as far as it was encoded
+	calls []*batchCall
+	err   error // the first encoding failure
+	sent  bool
+}
+
+type batchCall struct {
+	id  uint64
+	pc  *call
+	err error // its outcome, when it has no response to decode
+}
+
+// NewBatch returns an empty batch of calls and notifications to c.
+func NewBatch(c *Conn) *Batch {
+	if c == nil {
+		panic("rpc: NewBatch with a nil *Conn")
+	}
+	return &Batch{conn: c}
+}
+
+// Pending is the outcome of a call in a Batch, known once the Batch was
+// sent.
+type Pending[R any] struct {
+	b *Batch
+	i int // its index in b.calls
+}
+
+// Result returns the call's result, decoded, or its error: the peer's
+// error (*Error), the error of the Batch's Send, or ErrInvalidResult. It
+// panics before Send.
+func (p *Pending[R]) Result() (R, error) {
+	var r R
+	if !p.b.sent {
+		panic("rpc: Pending.Result before Batch.Send")
+	}
+	bc := p.b.calls[p.i]
+	if bc.err != nil {
+		return r, bc.err
+	}
+	if bc.pc == nil || !bc.pc.hasResult {
+		return r, nil
+	}
+	if err := decode(bc.pc.result, &r); err != nil {
+		return r, fmt.Errorf("%w: %w", ErrInvalidResult, err)
+	}
+	return r, nil
+}
+
+// InBatch adds a call of m with params to the batch b, and returns where
+// its outcome will be once b is sent.
+func (m Method[P, R]) InBatch(b *Batch, params P) *Pending[R] {
+	b.checkOpen()
+	id := b.conn.lastID.Add(1)
+	f := b.start()
+	at := len(f.b)
+	f.request(id, m.name)
+	if !isNoParams[P]() {
+		f.raw(`,"params":`)
+		if err := appendValue(f, params); err != nil {
+			f.b = f.b[:at]
+			err = fmt.Errorf("rpc: encoding params of %q: %w", m.name, err)
+			b.err = firstErr(b.err, err)
+			b.calls = append(b.calls, &batchCall{err: err})
+			return &Pending[R]{b: b, i: len(b.calls) - 1}
+		}
+	}
+	f.raw("}")
+	b.calls = append(b.calls, &batchCall{id: id})
+	return &Pending[R]{b: b, i: len(b.calls) - 1}
+}
+
+// InBatch adds the notification n with params to the batch b.
+func (n Notification[P]) InBatch(b *Batch, params P) {
+	b.checkOpen()
+	f := b.start()
+	at := len(f.b)
+	f.notification(n.name)
+	if !isNoParams[P]() {
+		f.raw(`,"params":`)
+		if err := appendValue(f, params); err != nil {
+			f.b = f.b[:at]
+			b.err = firstErr(b.err, fmt.Errorf("rpc: encoding params of %q: %w", n.name, err))
+			return
+		}
+	}
+	f.raw("}")
+}
+
+func firstErr(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}
+
+func (b *Batch) checkOpen() {
+	if b.sent {
+		panic("rpc: adding to a Batch already sent")
+	}
+}
+
+// start begins the next element of the array.
+func (b *Batch) start() *frame {
+	if b.f == nil {
+		b.f = b.conn.newFrame()
+		b.f.raw("[")
+	} else if b.f.b[len(b.f.b)-1] == '}' {
+		b.f.raw(",")
+	}
+	return b.f
+}
+
+// Send sends the batch in one frame and waits for the response of every
+// call in it; then each Pending has its outcome. It returns an error when
+// the batch was not sent, or not answered in whole: the first failure to
+// encode params (nothing is sent), ErrFrameTooLarge, the Conn's error,
+// ctx's error (the calls still waiting are abandoned: with
+// Options.Cancellation the peer is told, as for a lone call), or an error
+// for an empty batch. It panics when called twice.
+func (b *Batch) Send(ctx context.Context) error {
+	if b.sent {
+		panic("rpc: Batch.Send called twice")
+	}
+	b.sent = true
+	err := b.send(ctx)
+	for _, bc := range b.calls {
+		if bc.err == nil && bc.pc == nil {
+			bc.err = err
+		}
+	}
+	return err
+}
+
+func (b *Batch) send(ctx context.Context) error {
+	c, f := b.conn, b.f
+	b.f = nil
+	switch {
+	case b.err != nil:
+		putFrame(f)
+		return b.err
+	case f == nil || len(f.b) == f.off+1:
+		putFrame(f)
+		return errors.New("rpc: sending an empty batch")
+	}
+	if err := ctx.Err(); err != nil {
+		putFrame(f)
+		return err
+	}
+	c.sealWith(f, ']')
+	if err := c.checkSize(f); err != nil {
+		return err
+	}
+	var calls []*batchCall
+	for _, bc := range b.calls {
+		if bc.err == nil {
+			bc.pc = c.newCall()
+			calls = append(calls, bc)
+		}
+	}
+	j := c.jobOf(ctx) // a handler sending a batch lends its slot meanwhile (inbox.go)
+	var overload []*job
+	seq, err := c.sendWith(f, fromCaller, ctx.Done(), func(s *state) error {
+		if s.phase == phaseNew && len(calls) > 0 {
+			return ErrNotStarted
+		}
+		if s.err != nil && len(calls) > 0 {
+			return s.err
+		}
+		for _, bc := range calls {
+			s.calls.byID[bc.id] = bc.pc
+		}
+		if j != nil && len(calls) > 0 {
+			overload = c.callStarted(s, j)
+		}
+		return nil
+	})
+	if err != nil {
+		putFrame(f)
+		for _, bc := range calls {
+			c.release(bc.pc)
+			bc.pc = nil
+		}
+		if err == errStopped {
+			err = ctx.Err()
+		}
+		return err
+	}
+	for _, w := range overload {
+		c.answerJob(w, overloadError, fromPolicy)
+		w.discard()
+	}
+	if j != nil && len(calls) > 0 {
+		defer c.update(func(s *state) { c.callEnded(s, j) })
+	}
+	var notesAhead uint64
+	for i, bc := range calls {
+		select {
+		case <-bc.pc.done:
+		case <-ctx.Done():
+			b.abandon(ctx, f, seq, calls[i:])
+			return ctx.Err()
+		}
+		notesAhead = max(notesAhead, bc.pc.notesAhead)
+		if bc.pc.err != nil {
+			bc.err = bc.pc.err
+			c.release(bc.pc)
+			bc.pc = nil
+		}
+	}
+	if notesAhead != 0 {
+		c.awaitNotes(ctx, notesAhead)
+	}
+	return nil
+}
+
+// abandon ends the calls still waiting when ctx ended: the frame is
+// withdrawn if no Write took it yet; the calls settled meanwhile keep
+// their outcome; the others fail with ctx's error, and the preempter
+// learns of those that were written.
+func (b *Batch) abandon(ctx context.Context, f *frame, seq uint64, calls []*batchCall) {
+	c := b.conn
+	var written bool
+	var mine []*batchCall
+	c.update(func(s *state) {
+		written = !s.out.withdraw(f, seq)
+		for _, bc := range calls {
+			if s.calls.take(bc.id) != nil {
+				mine = append(mine, bc)
+			}
+		}
+	})
+	if !written {
+		putFrame(f)
+	}
+	for _, bc := range calls {
+		taken := false
+		for _, m := range mine {
+			taken = taken || m == bc
+		}
+		if !taken {
+			<-bc.pc.done // settled first, by its response or the connection's end
+			if bc.pc.err != nil {
+				bc.err = bc.pc.err
+				c.release(bc.pc)
+				bc.pc = nil
+			}
+			continue
+		}
+		c.release(bc.pc)
+		bc.pc, bc.err = nil, ctx.Err()
+		if written && c.preempt != nil {
+			c.preempt.abandoned(c, bc.id, context.Cause(ctx))
+		}
+	}
+}
