@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/linetest"
@@ -43,10 +44,13 @@ func newWirePeer(t *testing.T, opts *rpc.Options) *wirePeer {
 
 // send writes s to the Conn's input, on a goroutine: the Conn may be
 // writing too.
-func (p *wirePeer) send(s string) {
+func (p *wirePeer) send(s string) { p.sendBytes([]byte(s)) }
+
+// sendBytes is send of b, written as it is (send copies).
+func (p *wirePeer) sendBytes(b []byte) {
 	done := make(chan error, 1)
 	go func() {
-		_, err := io.WriteString(p.in, s)
+		_, err := p.in.Write(b)
 		done <- err
 	}()
 	if err := within(p.t, done, "the Conn to read what the peer sent"); err != nil {
@@ -322,5 +326,43 @@ func TestFramingString(t *testing.T) {
 		if got := f.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", f, got, want)
 		}
+	}
+}
+
+// A peer sending oversize bodies and headerless garbage makes a Conn hold
+// no more than its read buffer grown for one frame of the limit.
+func TestFloodOfContentLengthGarbage(t *testing.T) {
+	const frameLimit = 1 << 20
+	// Sent as they are, as send would copy them.
+	oversize := []byte("Content-Length: " + strconv.Itoa(3*frameLimit) + "\r\n\r\n" + strings.Repeat("o", 3*frameLimit))
+	garbage := []byte("not a header\r\n" + strings.Repeat("g", 2*frameLimit) + "\r\n\r\n")
+	fits := []byte(clFrame(`{"jsonrpc":"2.0","id":"x","result":"` + strings.Repeat("r", frameLimit-100) + `"}`))
+	var peak atomic.Int64
+	base := liveHeap()
+	drops := 0
+	opts := &rpc.Options{Framing: rpc.ContentLengthFraming, Handler: stringEcho(), MaxFrameSize: frameLimit, OnDrop: func(d rpc.Drop) {
+		if drops++; drops%5 == 0 {
+			if h := liveHeap() - base; h > peak.Load() {
+				peak.Store(h)
+			}
+		}
+	}}
+	p := newWirePeer(t, opts)
+	for range 20 {
+		p.sendBytes(oversize)
+		p.sendBytes(garbage)
+		p.sendBytes(fits)
+	}
+	p.send(clFrame(`{"jsonrpc":"2.0","id":1,"method":"echo","params":"still here"}`))
+	if got := p.nextContentLength(); got != `{"jsonrpc":"2.0","id":1,"result":"still here"}` {
+		t.Fatalf("after the flood: %q", got)
+	}
+	if drops != 60 {
+		t.Errorf("%d drops, want 60", drops)
+	}
+	bound := int64(frameLimit) + rpc.MaxHeaderBytes + 1<<20 // the read buffer grown for a frame of the limit, and the test's own
+	t.Logf("peak live heap at the drops: %d KiB (bound %d KiB)", peak.Load()>>10, bound>>10)
+	if peak.Load() > bound {
+		t.Fatalf("peak live heap %d bytes, over %d", peak.Load(), bound)
 	}
 }
