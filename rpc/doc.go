@@ -1,13 +1,17 @@
-// Package rpc is typed JSON-RPC 2.0 over newline-delimited byte streams:
-// the stdio of a child process, a pipe, a socket. Each frame is one compact
-// JSON value on one LF-terminated line.
+// Package rpc is typed JSON-RPC 2.0 over byte streams: the stdio of a
+// child process, a pipe, a socket. A frame is one compact JSON value on
+// one LF-terminated line (NewlineFraming, the default, as DeepSeek Harness
+// and MCP speak it), or a body after a Content-Length header
+// (ContentLengthFraming, as LSP and DAP speak it); DetectFraming serves
+// either, as the peer's first bytes show.
 //
 // # The core
 //
 // A Conn is eight concepts, each in the file named after it:
 //
-//	framer.go, newline.go  the framer: frames cut from the input, and
-//	                       delimited on the output
+//	framer.go, newline.go, the framer: frames cut from the input, and
+//	contentlength.go,      delimited on the output, in the framing of the
+//	detect.go              Conn (framing.go)
 //	read.go, parse.go      the read loop: read, parse (validate, classify,
 //	                       find the handler, decode params), route
 //	state.go               the state: the phase (an enum, forward only) and
@@ -28,9 +32,11 @@
 //	preempt.go, cancel.go  preempters: protocol rules outside the core
 //	                       (cancellation), acting through retire
 //
-// with workers.go for the goroutines that do the work, and the API around
-// them (method.go, registry.go, options.go, errors.go, drop.go,
-// intercept.go). A request's path:
+// with workers.go for the goroutines that do the work, batch.go for
+// JSON-RPC batches (each element goes the path of a lone frame), and the
+// API around them (method.go, registry.go, options.go, errors.go,
+// drop.go, intercept.go; server.go, dial.go, stdio.go and child.go serve
+// and dial listeners, stdio and child processes). A request's path:
 //
 //	readLoop → framer.next → parse → admit (inbox) → worker: runRequests
 //	  → serve → handler → send (writer) → flush → Write
@@ -143,8 +149,10 @@
 //     while either has slots left. Two ends that both flood each other
 //     beyond their limits can each wait for the other to read: set
 //     Options.WriteTimeout to end such a connection with ErrWriteTimeout;
-//   - lines longer than Options.MaxFrameSize are skipped without being
-//     held; frames to send that are longer are refused (ErrFrameTooLarge,
+//   - frames longer than Options.MaxFrameSize are skipped without being
+//     held (a Content-Length body is skipped by its length; a header
+//     block longer than MaxHeaderBytes is dropped); frames to send that
+//     are longer are refused (ErrFrameTooLarge,
 //     or a CodeInternalError reply). A response that is too long fails the
 //     call it answers with ErrFrameTooLarge when its id shows in its first
 //     bytes, as peers write it.
@@ -159,6 +167,8 @@
 //	+ MaxConcurrentRequests × (a running handler's params, reply and
 //	  whatever the handler itself holds), twice that count while handlers
 //	  wait for the peer, plus one notification being handled
+//	+ MaxFrameSize (with Options.Batches: the responses held until their
+//	  batch's last is ready)
 //
 // with the defaults 64 MiB, 1 MiB, 16 MiB and 256 handlers. An idle Conn
 // holds about 7 KiB: its read buffer rests at 4 KiB and grows only with
@@ -225,7 +235,7 @@
 //
 // # Wire rules
 //
-// Lines are cut at LF only and trimmed as JavaScript's String.prototype.trim
+// Lines (and Content-Length bodies) are trimmed as JavaScript's String.prototype.trim
 // does; blank lines are skipped; invalid UTF-8 is replaced by U+FFFD as the
 // WHATWG decoder does. A line must be exactly one JSON value. An object with
 // a string or number id and a string method is a request; with an id only,
@@ -241,11 +251,41 @@
 // in full, so that members after params still count (and, for a peer seen
 // to write members after params, the scanner stops guessing until a frame
 // ends with them again). Anything else — malformed JSON,
-// non-objects, batches, oversize or too deeply nested lines — is dropped
+// non-objects, batches (unless Options.Batches), oversize or too deeply
+// nested frames — is dropped
 // and reported to Options.OnDrop and Options.Logger, never to the peer.
 // These are the rules of the DeepSeek Harness TypeScript transport, so a
 // Conn interoperates with it both ways; docs/wire.md in the repository
 // states them in full.
+//
+// # Framings and batches
+//
+// Options.Framing chooses how frames are laid out. ContentLengthFraming
+// reads a header block ("Name: value" lines, names in any case, ended by a
+// blank line; Content-Length required, Content-Type optional and checked
+// for JSON in UTF-8, a mismatch logged, not fatal) and a body of exactly
+// that many bytes, and writes "Content-Length: N\r\n\r\n" before each
+// body, in the same buffer and the same Write. A header block that is not
+// one (DropBadHeader) is dropped with what follows it up to the next
+// "Content-Length", where reading resumes, so no good frame is lost after
+// garbage; a stream cut inside a frame ends as an unterminated line does.
+// DetectFraming reads the first bytes of the stream, chooses (a header
+// line, or a JSON value), and keeps that framing for the Conn's life, both
+// ways; Conn.Framing says which. Every other rule is the same in every
+// framing.
+//
+// Options.Batches serves JSON-RPC 2.0 batches: each element of an array is
+// served as a lone frame would be, under the same bounds, and the
+// responses to its requests are written in one array once the last is
+// ready (nothing for notifications only; an empty array is answered
+// CodeInvalidRequest). A Batch sends this side's calls and notifications
+// in one frame and matches their responses by id:
+//
+//	b := rpc.NewBatch(conn)
+//	sum := Add.InBatch(b, AddParams{A: 1, B: 2})
+//	Progress.InBatch(b, ProgressParams{Percent: 50})
+//	if err := b.Send(ctx); err != nil { … }
+//	r, err := sum.Result()
 //
 // # Shutdown
 //
@@ -266,10 +306,13 @@
 //
 // # Limits
 //
-// Lines longer than Options.MaxFrameSize (64 MiB by default) are skipped
-// without being held in memory; frames nested deeper than MaxDepth are
-// dropped before any decoder sees them. Params that are not objects are
-// decoded into the handler's type as they are, where the TypeScript peer
-// would replace them with {}; JSON-RPC batches are not supported, as the
-// peers do not support them either.
+// Frames longer than Options.MaxFrameSize (64 MiB by default) are skipped
+// without being held in memory, header blocks longer than MaxHeaderBytes
+// (8 KiB) dropped; frames nested deeper than MaxDepth are dropped before
+// any decoder sees them. Params that are not objects are decoded into the
+// handler's type as they are, where the TypeScript peer would replace
+// them with {}. Batches are served only with Options.Batches, as the
+// DeepSeek Harness and MCP peers send none; a batch's invalid elements
+// are dropped as lone frames are, where the specification would answer
+// each with CodeInvalidRequest.
 package rpc
