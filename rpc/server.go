@@ -61,9 +61,10 @@ type Server struct {
 
 	// BaseContext, when set, returns the context that every connection of
 	// l starts from, as in http.Server: its values reach every handler of
-	// those connections (see Options.BaseContext). It is called once, by
-	// Serve, and must not return nil. Nil means the connection's
-	// Options.BaseContext, or context.Background().
+	// those connections (see Options.BaseContext); its end ends nothing
+	// (Shutdown and Close do). It is called once, by Serve, and must not
+	// return nil. Nil means the connection's Options.BaseContext, or
+	// context.Background().
 	BaseContext func(l net.Listener) context.Context
 
 	// ConnContext, when set, returns the context of the connection nc,

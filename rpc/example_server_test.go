@@ -1,0 +1,137 @@
+package rpc_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/linerpc/linerpc/rpc"
+)
+
+// A Server on a unix socket: every connection is served with the same
+// Registry; Shutdown answers what was read, then closes.
+func ExampleServer() {
+	dir, err := os.MkdirTemp("", "rpc-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	socket := filepath.Join(dir, "math.sock")
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, Add, func(ctx context.Context, p AddParams) (AddResult, error) {
+		return AddResult{Sum: p.A + p.B}, nil
+	})
+	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	ctx := context.Background()
+	conn, err := rpc.Dial(ctx, "unix", socket, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := Add.Call(ctx, conn, AddParams{A: 2, B: 3})
+	fmt.Println(res.Sum, err)
+
+	fmt.Println("Shutdown:", srv.Shutdown(ctx))
+	fmt.Println("Serve:", <-served)
+	<-conn.Done() // the server closed the connection
+	fmt.Println("client:", conn.Wait())
+	// Output:
+	// 5 <nil>
+	// Shutdown: <nil>
+	// Serve: rpc: Server closed
+	// client: rpc: input ended
+}
+
+type connNumberKey struct{}
+
+var whoAmI = rpc.NewMethod[rpc.NoParams, string]("whoami")
+
+// Dial a TCP server whose ConnContext gives each connection's handlers
+// a value of its own: here, the connection's number.
+func ExampleDial() {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, whoAmI, func(ctx context.Context, _ rpc.NoParams) (string, error) {
+		return fmt.Sprintf("connection %d", ctx.Value(connNumberKey{})), nil
+	})
+	var accepted atomic.Int64
+	srv := &rpc.Server{
+		Options: &rpc.Options{Handler: reg},
+		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+			return context.WithValue(ctx, connNumberKey{}, accepted.Add(1))
+		},
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+
+	ctx := context.Background()
+	for range 2 {
+		conn, err := rpc.Dial(ctx, "tcp", l.Addr().String(), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		who, err := whoAmI.Call(ctx, conn, rpc.NoParams{})
+		fmt.Println(who, err)
+		conn.Close() // and its net.Conn, once its goroutines have exited
+	}
+	// Output:
+	// connection 1 <nil>
+	// connection 2 <nil>
+}
+
+var greeting = rpc.NewNotification[string]("greeting")
+
+// A child process spoken to over its stdio. Here the child is cat, which
+// writes back what it reads: the notification sent comes back. Close
+// closes its stdin, and cat exits; a child that would not would get
+// SIGTERM, then SIGKILL.
+func ExampleStartChild() {
+	heard := make(chan string, 1)
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, greeting, func(ctx context.Context, text string) { heard <- text })
+
+	child, err := rpc.StartChild(exec.Command("cat"), &rpc.ChildOptions{Options: &rpc.Options{Handler: reg}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	greeting.Notify(context.Background(), child.Conn(), "hello, child")
+	fmt.Println(<-heard)
+
+	fmt.Println("Close:", child.Close())
+	fmt.Println(child.ProcessState())
+	// Output:
+	// hello, child
+	// Close: <nil>
+	// exit status 0
+}
+
+// A program that is the child of its peer (a language server, an MCP
+// server) serves its stdio until its input ends, or until SIGTERM.
+func ExampleServeStdio() {
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, Add, func(ctx context.Context, p AddParams) (AddResult, error) {
+		return AddResult{Sum: p.A + p.B}, nil
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := rpc.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
+		log.Fatal(err)
+	}
+}
