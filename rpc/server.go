@@ -75,11 +75,11 @@ type Server struct {
 	ConnContext func(ctx context.Context, nc net.Conn) context.Context
 
 	// OnConnect, when set, is called with each connection accepted and
-	// its Conn, on the accept loop, before the Conn starts reading: no
-	// handler of the connection has run yet. It must not block for long
-	// (the next connection is accepted after it returns), nor call
-	// Shutdown or Close. It may send notifications; a call must wait for
-	// the Conn to start, on a goroutine of its own.
+	// its Conn, once the Conn has started (its handlers may be running
+	// already), on the accept loop: it must not block for long, as the
+	// next connection is accepted after it returns, nor call Shutdown or
+	// Close. To call the peer as soon as it connects, it starts a
+	// goroutine that does.
 	OnConnect func(nc net.Conn, c *Conn)
 
 	// OnDisconnect, when set, is called once for each connection that
@@ -194,11 +194,11 @@ func (s *Server) serve(nc net.Conn, base context.Context) {
 		s.releaseSlot()
 		return
 	}
+	c.Start() // after Shutdown or Close, it does nothing: the Conn is closed
 	if s.OnConnect != nil {
 		s.OnConnect(nc, c)
 	}
-	c.Start() // after Shutdown or Close, it does nothing, and the Conn is closed
-	go s.watch(sc)
+	go s.watch(sc) // after OnConnect: OnDisconnect comes after it
 }
 
 // watch is the watcher of a connection: it waits for its Conn to end,
