@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // FuzzCancellation sends a Conn under MCP's or LSP's cancellation policy
@@ -49,7 +49,7 @@ func FuzzCancellation(f *testing.F) {
 		rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("sync"), func(context.Context, rpc.NoParams) { close(synced) })
 
 		in, feed := io.Pipe()
-		out := &linetest.Recorder{}
+		out := &rpctest.Recorder{}
 		c := rpc.NewConn(in, out, &rpc.Options{Handler: reg, Cancellation: policy, MaxConcurrentRequests: 1})
 		c.Start()
 		go func() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -110,7 +110,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		want = append(want, `"probe-7f3a"`)
 
-		w := &linetest.Recorder{}
+		w := &rpctest.Recorder{}
 		in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
 		c := rpc.NewConn(bytes.NewReader(in), w, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2})
 		c.Start()

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/lines"
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // lineEvent is one event of lines.Reader, or of the reference splitter.
@@ -72,7 +72,7 @@ func connTrace(t *testing.T, r io.Reader, max int) *connLog {
 	reg.HandleUnknownNotification(func(_ context.Context, method string, params json.RawMessage) {
 		log.note(fmt.Sprintf("notification %q %s", method, params))
 	})
-	w := &linetest.Recorder{}
+	w := &rpctest.Recorder{}
 	w.OnFrame = func(b []byte) { log.answer(string(b)) }
 	c := rpc.NewConn(r, w, &rpc.Options{Handler: reg, MaxFrameSize: max, OnDrop: func(d rpc.Drop) {
 		log.drop(fmt.Sprintf("drop %v %d %q", d.Reason, d.Size, d.Line))

@@ -10,15 +10,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/linerpc/linerpc/internal/lines"
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // cutReader serves data in reads whose sizes the fuzzer chose (see
-// linetest.Cut); with eofWithLast the last bytes come with io.EOF.
-func cutReader(data, cuts []byte, eofWithLast bool) *linetest.ChunkReader {
-	r := linetest.Cut(data, cuts)
+// rpctest.Cut); with eofWithLast the last bytes come with io.EOF.
+func cutReader(data, cuts []byte, eofWithLast bool) *rpctest.ChunkReader {
+	r := rpctest.Cut(data, cuts)
 	r.EOFWithLast = eofWithLast
 	return r
 }

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // callResult is the result type of the pending calls: go-json decodes
@@ -82,7 +82,7 @@ func FuzzResponses(f *testing.F) {
 		})
 		drops := 0
 		requests := make(chan [2]int64, 8) // {id, call index}
-		w := &linetest.Recorder{OnFrame: func(b []byte) {
+		w := &rpctest.Recorder{OnFrame: func(b []byte) {
 			var fr struct {
 				ID     int64
 				Method string

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"pgregory.net/rapid"
 )
 
@@ -169,7 +169,7 @@ func newConnMachine(t *rapid.T) *connMachine {
 	}
 	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("hold"), hold)
 	rpc.HandleExclusive(reg, rpc.NewMethod[rpc.NoParams, int64]("solo"), hold)
-	w := &linetest.Recorder{OnFrame: func(b []byte) {
+	w := &rpctest.Recorder{OnFrame: func(b []byte) {
 		var fr struct {
 			ID     json.RawMessage
 			Method string

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // With no cancellation policy, the default, nothing on the DSH wire
@@ -13,7 +13,7 @@ import (
 // sends nothing more (the TypeScript transport has no cancellation), and
 // the link serves on.
 func TestTransportCancelledCallSendsNothing(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // buildDemoRuntime builds cmd/demoruntime into a temporary folder.
@@ -36,7 +36,7 @@ func runReport(t *testing.T, v any, args ...string) {
 	t.Helper()
 	ch := startChild(t, nil, args...)
 	ch.stdin.Close()
-	rec := &linetest.Recorder{Stream: true}
+	rec := &rpctest.Recorder{Stream: true}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

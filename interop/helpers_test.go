@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // testTimeout bounds every single exchange with a child; the whole suite
@@ -191,7 +191,7 @@ func (c *child) waitAck(n int) {
 }
 
 // waitContains waits until the bytes rec recorded contain s.
-func waitContains(t *testing.T, rec *linetest.Recorder, s string) {
+func waitContains(t *testing.T, rec *rpctest.Recorder, s string) {
 	t.Helper()
 	rec.WaitFor(t, func(data []byte) bool { return bytes.Contains(data, []byte(s)) })
 }
@@ -200,7 +200,7 @@ func waitContains(t *testing.T, rec *linetest.Recorder, s string) {
 // Close can still interrupt a blocked read.
 type tapReader struct {
 	f   *os.File
-	rec *linetest.Recorder
+	rec *rpctest.Recorder
 	// onRead, when set, is told the total number of bytes read so far.
 	onRead func(total int)
 	total  int
@@ -225,7 +225,7 @@ func (r *tapReader) SetReadDeadline(t time.Time) error { return r.f.SetReadDeadl
 type tapWriter struct {
 	mu  sync.Mutex // also serialises raw writes with the Conn's
 	w   io.Writer
-	rec *linetest.Recorder
+	rec *rpctest.Recorder
 	bad []string // Write calls that were not whole compact frames
 }
 
@@ -320,7 +320,7 @@ type frame struct {
 
 // frames splits a recorded stream into lines and checks that each is one
 // compact frame; an unterminated tail is an error (no frame may be split).
-func frames(t *testing.T, rec *linetest.Recorder, who string) []frame {
+func frames(t *testing.T, rec *rpctest.Recorder, who string) []frame {
 	t.Helper()
 	data := rec.Bytes()
 	var out []frame
@@ -423,11 +423,11 @@ func checkIDs(t *testing.T, asks, answers []frame, who string) {
 type link struct {
 	*child
 	conn     *rpc.Conn
-	out      *tapWriter         // Go -> node
-	in       *tapReader         // node -> Go
-	sent     *linetest.Recorder // every byte the Conn wrote
-	received *linetest.Recorder // every byte it read
-	timeout  time.Duration      // of each call; zero means testTimeout
+	out      *tapWriter        // Go -> node
+	in       *tapReader        // node -> Go
+	sent     *rpctest.Recorder // every byte the Conn wrote
+	received *rpctest.Recorder // every byte it read
+	timeout  time.Duration     // of each call; zero means testTimeout
 }
 
 // startLink starts js/peer.mjs in mode with a Conn serving reg.
@@ -441,7 +441,7 @@ func startLink(t *testing.T, mode string, reg *rpc.Registry, env ...string) *lin
 func startLinkWith(t *testing.T, mode string, reg *rpc.Registry, onRead func(int), env ...string) *link {
 	t.Helper()
 	ch := startChild(t, env, "js/peer.mjs", mode)
-	l := &link{child: ch, sent: &linetest.Recorder{Stream: true}, received: &linetest.Recorder{Stream: true}}
+	l := &link{child: ch, sent: &rpctest.Recorder{Stream: true}, received: &rpctest.Recorder{Stream: true}}
 	l.out = &tapWriter{w: ch.stdin, rec: l.sent}
 	l.in = &tapReader{f: ch.stdout, rec: l.received, onRead: onRead}
 	l.conn = rpc.NewConn(l.in, l.out, &rpc.Options{Handler: reg, MaxConcurrentRequests: 20000})

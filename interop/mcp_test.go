@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // Scenario 4: cancellation against the real MCP SDK
@@ -75,17 +75,17 @@ var (
 type mcpLink struct {
 	*child
 	conn     *rpc.Conn
-	sent     *linetest.Recorder
-	received *linetest.Recorder
+	sent     *rpctest.Recorder
+	received *rpctest.Recorder
 	drops    chan rpc.Drop
 }
 
 func startMCP(t *testing.T, script string, opts *rpc.Options) *mcpLink {
 	t.Helper()
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	needMCP(t)
 	ch := startChild(t, nil, script)
-	l := &mcpLink{child: ch, sent: &linetest.Recorder{Stream: true}, received: &linetest.Recorder{Stream: true}, drops: make(chan rpc.Drop, 64)}
+	l := &mcpLink{child: ch, sent: &rpctest.Recorder{Stream: true}, received: &rpctest.Recorder{Stream: true}, drops: make(chan rpc.Drop, 64)}
 	opts.OnDrop = func(d rpc.Drop) {
 		select {
 		case l.drops <- d:

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -132,7 +132,7 @@ func TestGoClientDrivesTSRuntime(t *testing.T) {
 	dir := needPeers(t)
 	for _, name := range []string{"text-turn", "reasoning-turn", "tool-call", "subagent", "model-error"} {
 		t.Run(name, func(t *testing.T) {
-			linetest.CheckNoLeak(t)
+			rpctest.CheckNoLeak(t)
 			path := filepath.Join(dir, "..", "testdata", "transcripts", name+".ndjson")
 			tp := readTranscript(t, path)
 			cmd := exec.Command("node", "js/runtime.mjs", path)

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // Typed descriptors shared by the Go side of the tests.
@@ -155,7 +155,7 @@ func (l *link) tsCall(method string, params any, withParams bool) outcome {
 const sample = "héllo \"wörld\" 😀 世界 <&> \u2028\u2029 \\ \t\x01 end"
 
 func TestTransportTypedCallsAndNotifications(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	ctx := context.Background()
@@ -231,7 +231,7 @@ func mustJSON(v any) string {
 }
 
 func TestTransportHandlerErrors(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 
@@ -281,7 +281,7 @@ func TestTransportHandlerErrors(t *testing.T) {
 }
 
 func TestTransportMethodNotFound(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	// A TS transport without a request handler (as the TS client is).
 	l := startLink(t, "bare", newGoSide().reg)
 	var e *rpc.Error
@@ -297,7 +297,7 @@ func TestTransportMethodNotFound(t *testing.T) {
 }
 
 func TestTransportParamsOfEveryKind(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	kinds := []struct {
 		name   string
@@ -338,7 +338,7 @@ func TestTransportParamsOfEveryKind(t *testing.T) {
 }
 
 func TestTransportUnicodeSplitAcrossWrites(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	totals := make(chan int, 4096)
 	l := startLinkWith(t, "serve", g.reg, func(n int) {
@@ -438,7 +438,7 @@ func split(b []byte, cuts []int) [][]byte {
 }
 
 func TestTransportLargePayloads(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	l.timeout = bulkTimeout
 	// 8 MiB of mixed 1-, 2-, 3- and 4-byte characters and escapes.
@@ -462,7 +462,7 @@ func TestTransportLargePayloads(t *testing.T) {
 }
 
 func TestTransportPipelinedOutOfOrder(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	l.timeout = bulkTimeout
@@ -528,7 +528,7 @@ func TestTransportPipelinedOutOfOrder(t *testing.T) {
 }
 
 func TestTransportNotificationOrder(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	l.timeout = bulkTimeout
@@ -564,7 +564,7 @@ func TestTransportNotificationOrder(t *testing.T) {
 }
 
 func TestTransportGoClosesInput(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	g := newGoSide()
 	l := startLink(t, "serve", g.reg)
 	// TS has a request pending to Go; then Go ends TS's input.
@@ -592,7 +592,7 @@ func TestTransportGoClosesInput(t *testing.T) {
 }
 
 func TestTransportTSOutputEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
@@ -606,7 +606,7 @@ func TestTransportTSOutputEnds(t *testing.T) {
 }
 
 func TestTransportGoClose(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	hung := make(chan error, 1)
 	go func() { hung <- l.call("hang", nil, nil) }()
@@ -629,7 +629,7 @@ func TestTransportGoClose(t *testing.T) {
 }
 
 func TestTransportTSClose(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := startLink(t, "serve", newGoSide().reg)
 	// TS sends hang to Go, then close()s its transport: the pending request
 	// rejects with "JSON-RPC transport closed"; the reply to our call is

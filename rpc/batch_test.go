@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // byID sorts the responses of a batch's array by id, as text, so that
@@ -106,9 +106,15 @@ func TestBatchElementsAreOverloadedAsLoneRequests(t *testing.T) {
 		<-release
 		return s, nil
 	})
+	// The notification, read after the requests, says when the read loop
+	// has dispatched them all: then the first may return.
+	dispatched := make(chan struct{}, 1)
+	rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("after"), func(context.Context, rpc.NoParams) { dispatched <- struct{}{} })
 	p := newPeer(t, &rpc.Options{Handler: reg, Batches: true, MaxConcurrentRequests: 1, MaxWaitingRequests: -1})
-	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"},{"jsonrpc":"2.0","id":2,"method":"echo","params":"b"},{"jsonrpc":"2.0","id":3,"method":"echo","params":"c"}]`)
+	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"},{"jsonrpc":"2.0","id":2,"method":"echo","params":"b"},` +
+		`{"jsonrpc":"2.0","id":3,"method":"echo","params":"c"},{"jsonrpc":"2.0","method":"after"}]`)
 	within(t, started, "the first request to start")
+	within(t, dispatched, "the batch's notification, read after its requests")
 	close(release)
 	got := byID(t, p.Next())
 	over := `"error":{"code":-32050,"message":"server overloaded: too many requests in progress"}}`
@@ -177,7 +183,7 @@ func TestBatchSend(t *testing.T) {
 }
 
 func TestBatchSendBothEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, add, func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
 	aIn, bOut := io.Pipe()

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 type echoParams struct {
@@ -174,7 +174,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errBrokenStream }
 
 func TestWriteFailureEndsTheConnection(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	c := rpc.NewConn(in, failingWriter{}, nil)
 	c.Start()

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"pgregory.net/rapid"
 )
 
@@ -25,7 +25,7 @@ import (
 // not answered (MCP) — and a handler runs at most once, seeing the peer's
 // cancellation when it was cancelled before the end.
 func TestPropertyEveryRequestEndsOnce(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	rapid.Check(t, func(rt *rapid.T) {
 		policies := map[string]*rpc.CancelPolicy{"none": nil, "MCP": rpc.MCPCancellation(), "LSP": rpc.LSPCancellation()}
 		policyName := rapid.SampledFrom([]string{"none", "MCP", "LSP"}).Draw(rt, "policy")
@@ -103,7 +103,7 @@ func TestPropertyEveryRequestEndsOnce(t *testing.T) {
 		rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("sync"), func(context.Context, rpc.NoParams) { close(synced) })
 
 		connIn, feed := io.Pipe()
-		var out linetest.LockedBuffer
+		var out rpctest.LockedBuffer
 		c := rpc.NewConn(connIn, &out, &rpc.Options{
 			Handler:               reg,
 			Cancellation:          policy,

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // needsProcessGroups skips the tests that signal process groups and read
@@ -28,9 +28,9 @@ func needsProcessGroups(t *testing.T) {
 
 // startSh starts sh -c script as a Child; what it writes to stderr also
 // goes to the Recorder returned. The Child is closed when the test ends.
-func startSh(t *testing.T, script string, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, *linetest.Recorder) {
+func startSh(t *testing.T, script string, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, *rpctest.Recorder) {
 	t.Helper()
-	stderr := &linetest.Recorder{Stream: true}
+	stderr := &rpctest.Recorder{Stream: true}
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Stderr = stderr
 	ch, err := rpc.StartChild(cmd, opts)
@@ -42,7 +42,7 @@ func startSh(t *testing.T, script string, opts *rpc.ChildOptions) (*rpc.Child, *
 }
 
 // waitStderr waits until the child has written line to its stderr.
-func waitStderr(t *testing.T, stderr *linetest.Recorder, line string) {
+func waitStderr(t *testing.T, stderr *rpctest.Recorder, line string) {
 	t.Helper()
 	stderr.WaitFor(t, func(d []byte) bool { return bytes.Contains(d, []byte(line+"\n")) })
 }
@@ -77,7 +77,7 @@ func TestChildCloseLadder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			linetest.CheckNoLeak(t)
+			rpctest.CheckNoLeak(t)
 			ch, cmd, stderr := startSh(t, tc.script, &tc.opts)
 			if tc.signal != 0 {
 				waitStderr(t, stderr, "ready") // its signal dispositions are set
@@ -109,7 +109,7 @@ func TestChildCloseLadder(t *testing.T) {
 // which does not hold Close up for more than its drain.
 func TestChildGrandchildSwept(t *testing.T) {
 	needsProcessGroups(t)
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ch, cmd, stderr := startSh(t, `sleep 1000 & echo "grandchild $!" >&2; cat >/dev/null`, &rpc.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
 	line := stderr.WaitFor(t, func(d []byte) bool { return bytes.HasSuffix(d, []byte("\n")) })
 	grandchild, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(string(line)), "grandchild "))
@@ -132,7 +132,7 @@ func TestChildGrandchildSwept(t *testing.T) {
 // The stderr tail keeps the last lines, the caller's own among them, and
 // the child's stderr is copied to cmd.Stderr as well.
 func TestChildStderrTail(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ch, _, stderr := startSh(t, `for i in 1 2 3 4; do echo "line $i" >&2; done; read line; echo "line 5" >&2; printf 'no newline' >&2; exit 1`, &rpc.ChildOptions{StderrLines: 3})
 	waitStderr(t, stderr, "line 4") // it is in the tail before it is copied
 	ch.AddStderrLine("the caller's own")
@@ -160,7 +160,7 @@ func TestChildStderrTail(t *testing.T) {
 // StartChild refuses a command it cannot own, and returns cmd.Start's
 // error as it is.
 func TestChildStartErrors(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	_, err := rpc.StartChild(exec.Command("/nonexistent/child"), nil)
 	if !errors.Is(err, fs.ErrNotExist) || strings.HasPrefix(err.Error(), "rpc:") {
 		t.Errorf("a child that cannot start: %v, want cmd.Start's error", err)
@@ -175,7 +175,7 @@ func TestChildStartErrors(t *testing.T) {
 // A Child speaks to a Go child serving its stdio; Close ends it at the
 // end of its input, the first step.
 func TestChildOverServeStdio(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ch, cmd, _ := startHelper(t, &rpc.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
 	if res := within(t, call(t.Context(), ch.Conn(), "hello"), "the echo"); res.err != nil || res.r.Echo != "hello" {
 		t.Fatalf("echo: %+v", res)

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 func TestStartIsIdempotentAndCloseBeforeStartIsSafe(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	c := rpc.NewConn(strings.NewReader(""), io.Discard, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -41,8 +41,8 @@ func TestStartIsIdempotentAndCloseBeforeStartIsSafe(t *testing.T) {
 // After the input ends, handlers still running write their responses:
 // a peer may send its last request and close its side.
 func TestHandlersAnswerAfterInputEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
-	var out linetest.LockedBuffer
+	rpctest.CheckNoLeak(t)
+	var out rpctest.LockedBuffer
 	reg := echoRegistry()
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"last"}}` + "\n")
 	c := rpc.NewConn(in, &out, &rpc.Options{Handler: reg})
@@ -67,8 +67,8 @@ func TestCloseCancelsHandlers(t *testing.T) {
 		exited <- ctx.Err()
 		return echoResult{Echo: "too late"}, nil
 	})
-	var w linetest.Recorder
-	linetest.CheckNoLeak(t)
+	var w rpctest.Recorder
+	rpctest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	defer feed.Close()
 	c := rpc.NewConn(in, &w, &rpc.Options{Handler: reg})
@@ -90,7 +90,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 // os.Pipe), so Wait returns without the caller closing its stream, and the
 // stream's deadline is given back.
 func TestCloseInterruptsBlockedRead(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestCloseInterruptsBlockedRead(t *testing.T) {
 // pair connects two Conns over net.Pipe, both serving reg.
 func pair(t *testing.T, regA, regB *rpc.Registry) (a, b *rpc.Conn) {
 	t.Helper()
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	x, y := net.Pipe()
 	a = rpc.NewConn(x, x, &rpc.Options{Handler: regA})
 	b = rpc.NewConn(y, y, &rpc.Options{Handler: regB})
@@ -257,7 +257,7 @@ func TestShutdownWaitsForTheAnswers(t *testing.T) {
 // race under -race), and a Notify after Wait returned fails with the
 // Conn's error.
 func TestWaitAndNotifyAfterTheInputEnded(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	for range 200 {
 		c := rpc.NewConn(strings.NewReader(""), io.Discard, nil)
 		c.Start()

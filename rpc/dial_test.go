@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // acceptOne accepts one connection of l on a goroutine.
@@ -31,7 +31,7 @@ func acceptOne(t *testing.T, l net.Listener) <-chan net.Conn {
 // Dial's Conn serves and calls over the connection; when it is closed,
 // its net.Conn is closed too: the far end reads EOF.
 func TestDialClosesItsNetConn(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	l := unixListener(t)
 	defer l.Close()
 	accepted := acceptOne(t, l)
@@ -73,7 +73,7 @@ func (c *closeReporter) Close() error {
 // A Conn of StartConn's ends when its peer hangs up, and then closes its
 // net.Conn, once its goroutines have exited.
 func TestStartConnClosesWhenPeerHangsUp(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	near, far := net.Pipe()
 	nc := &closeReporter{Conn: near, closed: make(chan struct{})}
 	c := rpc.StartConn(nc, nil)
@@ -92,7 +92,7 @@ func TestStartConnClosesWhenPeerHangsUp(t *testing.T) {
 // Dial fails as net.Dialer does: an address with no listener, a context
 // that has ended.
 func TestDialErrors(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	if _, err := rpc.Dial(t.Context(), "unix", filepath.Join(t.TempDir(), "nobody.sock"), nil); err == nil {
 		t.Error("Dial to no listener succeeded")
 	}

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // wirePeer is the far end of a Conn that reads and writes raw bytes, for
@@ -28,7 +28,7 @@ type wirePeer struct {
 
 func newWirePeer(t *testing.T, opts *rpc.Options) *wirePeer {
 	t.Helper()
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	connIn, in := io.Pipe()
 	out, connOut := io.Pipe()
 	c := rpc.NewConn(interruptible{connIn}, connOut, opts)
@@ -154,7 +154,7 @@ func TestContentLengthFraming(t *testing.T) {
 }
 
 func TestContentLengthBothEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	aIn, bOut := io.Pipe()
 	bIn, aOut := io.Pipe()
 	opts := &rpc.Options{Framing: rpc.ContentLengthFraming, Handler: stringEcho()}
@@ -241,7 +241,7 @@ func TestContentLengthOversizeResponseFailsItsCall(t *testing.T) {
 }
 
 func TestContentTypeWarningIsLoggedOnce(t *testing.T) {
-	var log linetest.LockedBuffer
+	var log rpctest.LockedBuffer
 	p := newWirePeer(t, &rpc.Options{Framing: rpc.ContentLengthFraming, Handler: stringEcho(),
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	for i := range 3 {

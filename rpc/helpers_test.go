@@ -6,31 +6,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
-// peer is the far end of a Conn under test (see linetest.Peer), with the
+// peer is the far end of a Conn under test (see rpctest.Peer), with the
 // Conn.
 type peer struct {
-	*linetest.Peer
+	*rpctest.Peer
 	conn *rpc.Conn
 }
 
-// newPeer starts a Conn with opts and returns its peer. The Conn is closed,
-// its streams too, and its goroutines are checked gone when the test ends.
+// newPeer starts a Conn with opts and returns its peer (rpctest.NewConn).
 func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	t.Helper()
-	linetest.CheckNoLeak(t)
-	lp := linetest.NewPeer(t)
-	c := rpc.NewConn(interruptible{lp.ConnIn}, lp.ConnOut, opts)
-	t.Cleanup(func() {
-		c.Close()
-		lp.Close() // a Write blocked on the pipe ends only so
-		c.Wait()
-	})
-	c.Start()
-	return &peer{Peer: lp, conn: c}
+	c, p := rpctest.NewConn(t, opts)
+	return &peer{Peer: p, conn: c}
 }
 
 // waitBound bounds every wait of these tests for an event: a failure

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 func echoRegistry() *rpc.Registry {
@@ -336,8 +336,8 @@ func TestRegisteringTwicePanics(t *testing.T) {
 // Write holds one or more complete frames (frames that queue up behind a
 // Write go out together), never part of one, never two mixed.
 func TestConcurrentWritersNeverInterleave(t *testing.T) {
-	linetest.CheckNoLeak(t)
-	var w linetest.Recorder
+	rpctest.CheckNoLeak(t)
+	var w rpctest.Recorder
 	c := rpc.NewConn(strings.NewReader(""), &w, nil)
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -536,7 +536,7 @@ func TestPeerWritingParamsFirst(t *testing.T) {
 // An error whose Data is not valid JSON goes without it, and the Logger
 // says so (TestInvalidErrorDataIsLogged regresses data dropped silently).
 func TestInvalidErrorDataIsLogged(t *testing.T) {
-	var log linetest.LockedBuffer
+	var log rpctest.LockedBuffer
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, echo, func(context.Context, echoParams) (echoResult, error) {
 		return echoResult{}, &rpc.Error{Code: 42, Message: "bad data", Data: []byte("{not json")}

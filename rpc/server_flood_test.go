@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/floods"
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 var hold = rpc.NewMethod[echoParams, echoResult]("hold")
@@ -82,7 +82,7 @@ func (c *rawClient) expectEOF(t *testing.T) {
 // connection.
 func TestServerThousandClients(t *testing.T) {
 	floods.SkipUnlessEnabled(t, "1,000 clients on a unix socket, a few seconds")
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	const clients = 1000
 
 	var started, disconnected atomic.Int64

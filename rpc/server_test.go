@@ -13,8 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // unixListener listens on a unix socket in a temporary directory of t.
@@ -114,7 +114,7 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 	}
 	for name, listen := range map[string]func(*testing.T) net.Listener{"unix": unixListener, "tcp": tcp} {
 		t.Run(name, func(t *testing.T) {
-			linetest.CheckNoLeak(t)
+			rpctest.CheckNoLeak(t)
 			events := newConnEvents()
 			srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}})
 			l := listen(t)
@@ -144,7 +144,7 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 // ListenAndServe listens itself; after Shutdown it returns
 // ErrServerClosed, and a Server shut down serves nothing more.
 func TestServerListenAndServe(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	path := filepath.Join(t.TempDir(), "rpc.sock")
 	listening := make(chan struct{})
 	srv := &rpc.Server{
@@ -187,7 +187,7 @@ func TestServerListenAndServe(t *testing.T) {
 // Shutdown stops accepting at once, lets the request in flight be
 // answered, then closes the connection, and returns once it has ended.
 func TestServerShutdownAnswersInFlight(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
 	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
@@ -234,7 +234,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 // When Shutdown's context ends first, it closes the connections left and
 // returns the context's error; Close then waits for them to end.
 func TestServerShutdownContextEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	srv := &rpc.Server{Options: &rpc.Options{Handler: b.reg}}
 	l := unixListener(t)
@@ -269,7 +269,7 @@ func TestServerShutdownContextEnds(t *testing.T) {
 // Close closes the listener and every connection at once (the handlers'
 // contexts end with ErrClosed), and returns once they have ended.
 func TestServerClose(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
 	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
@@ -314,7 +314,7 @@ type serverKey string
 // BaseContext and ConnContext reach the handlers: their values, and the
 // Conn through ConnFromContext; the Options given are not changed.
 func TestServerConnContext(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	type seen struct {
 		conn       *rpc.Conn
 		base, peer any
@@ -377,7 +377,7 @@ func TestServerConnContext(t *testing.T) {
 // for connections that end by the client and by Shutdown alike; the Conn
 // of ConnOptions' making serves each one.
 func TestServerHooksOnceEach(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	const clients = 6
 	var mu sync.Mutex
 	connects := map[net.Conn]int{}
@@ -440,6 +440,25 @@ func TestServerHooksOnceEach(t *testing.T) {
 		if n != 1 || disconnects[nc] != 1 {
 			t.Errorf("a connection had %d OnConnect and %d OnDisconnect", n, disconnects[nc])
 		}
+	}
+}
+
+// OnConnect comes once the Conn has started: a goroutine of its own
+// may call the client at once.
+func TestServerOnConnectCallsThePeer(t *testing.T) {
+	rpctest.CheckNoLeak(t)
+	answers := make(chan callResult, 1)
+	srv := &rpc.Server{OnConnect: func(nc net.Conn, c *rpc.Conn) {
+		go func() {
+			r, err := echo.Call(t.Context(), c, echoParams{"welcome"})
+			answers <- callResult{r, err}
+		}()
+	}}
+	l := unixListener(t)
+	startServer(t, srv, l)
+	dial(t, l, echoRegistry())
+	if r := within(t, answers, "the client's answer to the server's call"); r.err != nil || r.r.Echo != "welcome" {
+		t.Errorf("call from OnConnect: %+v", r)
 	}
 }
 
@@ -558,7 +577,7 @@ func (temporaryError) Timeout() bool   { return false }
 func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
-		var log linetest.LockedBuffer
+		var log rpctest.LockedBuffer
 		srv := &rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
 		for range 3 {
 			l.errs <- fmt.Errorf("wrapped: %w", temporaryError{})

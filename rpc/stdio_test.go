@@ -14,8 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // helperEnv, set to a role, makes the test binary a child process of
@@ -106,7 +106,7 @@ func exitedWith(t *testing.T, ch *rpc.Child, code int) {
 // ServeStdio serves until the input ends, answers the request it is
 // running then, and returns nil: the child exits 0.
 func TestStdioServesUntilInputEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ch, _, started := startHelper(t, nil)
 	if res := within(t, call(t.Context(), ch.Conn(), "hello"), "the echo"); res.err != nil || res.r.Echo != "hello" {
 		t.Fatalf("echo: %+v", res)
@@ -132,7 +132,7 @@ func TestStdioServesUntilInputEnds(t *testing.T) {
 // When its context ends (SIGTERM here), ServeStdio shuts the connection
 // down: the request in flight is answered, and it returns nil.
 func TestStdioShutdownWhenContextEnds(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ch, cmd, started := startHelper(t, nil)
 	res := make(chan callResult, 1)
 	go func() {

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // The wire vectors of the transport layer (testdata/vectors/framing.ndjson
@@ -137,8 +137,8 @@ func runFramingVector(t *testing.T, v vectortest.Vector) {
 		t.Fatal(err)
 	}
 	rec, opts := newReceiver(v.GivenString("receiver"))
-	var out linetest.LockedBuffer
-	c := rpc.NewConn(linetest.Chunks(chunks...), &out, opts)
+	var out rpctest.LockedBuffer
+	c := rpc.NewConn(rpctest.Chunks(chunks...), &out, opts)
 	c.Start()
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Wait = %v, want ErrInputEnded", err)

@@ -13,8 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // stuckWriter is an output whose Writes block until it is released, as a
@@ -144,7 +144,7 @@ type shortWriter struct{}
 func (shortWriter) Write(p []byte) (int, error) { return len(p) / 2, nil }
 
 func TestShortWriteEndsTheConnection(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	in, feed := io.Pipe()
 	c := rpc.NewConn(in, shortWriter{}, nil)
 	c.Start()
@@ -228,7 +228,7 @@ func TestCallsNeverDoThePeersWork(t *testing.T) {
 // Two ends whose handlers call each other back, far more at once than
 // either has handler slots: every call ends, answered or overloaded.
 func TestBothEndsCallingBackUnderLoadNeverDeadlock(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	const perSide = 700
 	ping := rpc.NewMethod[echoParams, echoResult]("ping")
 	pong := rpc.NewMethod[echoParams, echoResult]("pong")

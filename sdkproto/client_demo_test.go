@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
@@ -78,7 +79,7 @@ func TestClientAgainstDemoRuntime(t *testing.T) {
 // No goroutine outlives a Client: after Close, the goroutine count is back
 // where it was (this test is not parallel, so nothing else runs).
 func TestClientNoGoroutineLeft(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	c := clDemoLocal(t)
 	tree := c.SubscribeSessionTree("main")
 	if _, err := c.Run(t.Context(), "main", sdkproto.TextBlock("/tool echo hi")); err != nil {

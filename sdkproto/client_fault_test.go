@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -45,7 +45,7 @@ func TestCloseRuntimeNotReadingWithGrandchild(t *testing.T) {
 	// keeps a bound, as a real child process may never write it.
 	lines := make(chan string, 1)
 	cmd := exec.Command("sh", "-c", `sleep 1000 & echo "$!" >&2; exec sleep 1000`)
-	cmd.Stderr = &linetest.Recorder{Stream: true, OnFrame: func(f []byte) {
+	cmd.Stderr = &rpctest.Recorder{Stream: true, OnFrame: func(f []byte) {
 		select {
 		case lines <- strings.TrimSuffix(string(f), "\n"):
 		default:

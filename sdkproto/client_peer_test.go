@@ -6,17 +6,17 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
-// clPeer is a scripted runtime (a linetest.Peer) driven step by step by a
+// clPeer is a scripted runtime (a rpctest.Peer) driven step by step by a
 // test: it answers shutdown by itself, then ends its output as the real
 // runtime exits, and hands every other frame of the client to the test.
 // The test's goroutine plays the runtime; a call of the client that waits
 // for the runtime runs on a goroutine of its own (clGo).
 type clPeer struct {
-	*linetest.Peer
+	*rpctest.Peer
 	t testing.TB
 
 	// manualShutdown hands shutdown requests to the test instead of
@@ -28,9 +28,9 @@ type clPeer struct {
 // the client, then the peer's streams, and waits for the peer's reader.
 func newClPeer(t *testing.T, opts *sdkproto.ClientOptions) (*sdkproto.Client, *clPeer) {
 	t.Helper()
-	p := &clPeer{Peer: linetest.NewPeer(t), t: t}
-	p.ReadAhead(func(lp *linetest.Peer, f string) bool {
-		r, err := linetest.ParseRequest(f)
+	p := &clPeer{Peer: rpctest.NewPeer(t), t: t}
+	p.ReadAhead(func(lp *rpctest.Peer, f string) bool {
+		r, err := rpctest.ParseRequest(f)
 		if err != nil || r.Method != sdkproto.Shutdown.Name() || p.manualShutdown.Load() {
 			return false
 		}
@@ -69,7 +69,7 @@ func clGo[T any](f func() (T, error)) func() (T, error) {
 
 // expect takes the next frame of the client, which must be a request for
 // method; it fails the test otherwise.
-func (p *clPeer) expect(method string) linetest.Request {
+func (p *clPeer) expect(method string) rpctest.Request {
 	p.t.Helper()
 	r := p.NextRequest()
 	if r.Method != method {
@@ -79,12 +79,12 @@ func (p *clPeer) expect(method string) linetest.Request {
 }
 
 // tryExpect is expect for a goroutine of the test: it returns the failure.
-func (p *clPeer) tryExpect(method string) (linetest.Request, error) {
+func (p *clPeer) tryExpect(method string) (rpctest.Request, error) {
 	f, err := p.TryNext()
 	if err != nil {
-		return linetest.Request{}, fmt.Errorf("waiting for %s: %w", method, err)
+		return rpctest.Request{}, fmt.Errorf("waiting for %s: %w", method, err)
 	}
-	r, err := linetest.ParseRequest(f)
+	r, err := rpctest.ParseRequest(f)
 	if err == nil && r.Method != method {
 		err = fmt.Errorf("request %s, want %s", f, method)
 	}
@@ -114,7 +114,7 @@ func compactLine(f json.RawMessage) []byte {
 	return b
 }
 
-func (p *clPeer) result(r linetest.Request, result string) {
+func (p *clPeer) result(r rpctest.Request, result string) {
 	p.send(`{"jsonrpc":"2.0","id":%s,"result":%s}`, r.ID, result)
 }
 
@@ -150,7 +150,7 @@ func clTurnEnd(session, kind string, seq int) string {
 
 // clTurn writes a whole text turn for session, answering the prompt
 // request r after the first notifications, as the real runtime does.
-func (p *clPeer) clTurn(r linetest.Request, session, msgID, text string) {
+func (p *clPeer) clTurn(r rpctest.Request, session, msgID, text string) {
 	p.send("%s", clReceipt(session, msgID, 3))
 	p.send("%s", clStatus(session, "running"))
 	p.send("%s", clEvent(session, "turn/start", 4, `{"turn":1}`))

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -116,7 +116,7 @@ func TestLaunchStderrTail(t *testing.T) {
 	t.Parallel()
 	// The Client copies the child's stderr here after it took the bytes into
 	// its tail: once the last line is here, the tail holds it.
-	stderr := &linetest.Recorder{Stream: true}
+	stderr := &rpctest.Recorder{Stream: true}
 	cmd := exec.Command("sh", "-c", `for i in 1 2 3 4 5; do echo "line $i" >&2; done; read line; exit 1`)
 	cmd.Stderr = stderr
 	c, err := sdkproto.Launch(cmd, &sdkproto.ClientOptions{StderrLines: 2})

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
@@ -18,7 +18,7 @@ import (
 func serveLines(t *testing.T, lines []string) []string {
 	t.Helper()
 	in := strings.NewReader(strings.Join(lines, "\n") + "\n")
-	var out linetest.LockedBuffer
+	var out rpctest.LockedBuffer
 	if err := demo.Serve(context.Background(), in, &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

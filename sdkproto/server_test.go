@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
@@ -24,7 +24,7 @@ type srvPeer struct {
 	served chan error     // Serve's result
 	// read holds what the server has read of the client's frames: each
 	// Write of the client reaches it once the server took it from the pipe.
-	read *linetest.Recorder
+	read *rpctest.Recorder
 
 	mu      sync.Mutex
 	notes   []srvNote
@@ -40,7 +40,7 @@ func servePeer(t *testing.T, srv *sdkproto.Server) *srvPeer {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
-	p := &srvPeer{in: cw, served: make(chan error, 1), changed: make(chan struct{}), read: &linetest.Recorder{}}
+	p := &srvPeer{in: cw, served: make(chan error, 1), changed: make(chan struct{}), read: &rpctest.Recorder{}}
 	go func() {
 		err := srv.Serve(context.Background(), cr, sw)
 		sw.Close()
@@ -423,7 +423,7 @@ func countTurnEnds(notes []srvNote) int {
 // Shutdown in the middle of a slow turn: {} is the last frame, no idle
 // follows, Serve returns, and no goroutine outlives the connection.
 func TestServeShutdownMidTurnLeavesNoGoroutines(t *testing.T) {
-	linetest.CheckNoLeak(t)
+	rpctest.CheckNoLeak(t)
 	ctx := context.Background()
 	srv := sdkproto.NewServer(demo.NewRuntime(&demo.Options{SlowDelay: 20 * time.Millisecond}), nil)
 	p := servePeer(t, srv)

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -177,8 +177,8 @@ func vecServer(t *testing.T, v vectortest.Vector) (*sdkproto.Server, *rpc.Regist
 // ends and every handler answered, and returns the frames written.
 func srvExchange(t *testing.T, reg *rpc.Registry, chunks [][]byte) []json.RawMessage {
 	t.Helper()
-	var out linetest.LockedBuffer
-	c := rpc.NewConn(linetest.Chunks(chunks...), &out, &rpc.Options{Handler: reg})
+	var out rpctest.LockedBuffer
+	c := rpc.NewConn(rpctest.Chunks(chunks...), &out, &rpc.Options{Handler: reg})
 	c.Start()
 	c.Wait()
 	c.Close()

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // tapRecord is a record of a tap log, as tap's usage describes it.
@@ -69,7 +69,7 @@ func TestTapClientStopsReading(t *testing.T) {
 	stdinR, stdinW, _ := os.Pipe() // held open: the client does not go away, it stops reading
 	defer stdinW.Close()
 	outR, outW, _ := os.Pipe()
-	var stderr linetest.LockedBuffer
+	var stderr rpctest.LockedBuffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // TestTap drives `dshrpc tap -- dshrpc serve-demo` with a scripted client
@@ -135,8 +135,8 @@ func TestServeDemo(t *testing.T) {
 type proc struct {
 	cmd    *exec.Cmd
 	ctx    context.Context // ends at testTimeout, which kills the child
-	peer   *linetest.Peer
-	stderr *linetest.LockedBuffer
+	peer   *rpctest.Peer
+	stderr *rpctest.LockedBuffer
 }
 
 func startBin(t *testing.T, args ...string) *proc {
@@ -146,7 +146,7 @@ func startBin(t *testing.T, args ...string) *proc {
 	cmd.Env = testEnv()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	p := &proc{cmd: cmd, ctx: ctx, stderr: &linetest.LockedBuffer{}}
+	p := &proc{cmd: cmd, ctx: ctx, stderr: &rpctest.LockedBuffer{}}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -154,7 +154,7 @@ func startBin(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
-	p.peer = linetest.Attach(t, stdin, stdout)
+	p.peer = rpctest.Attach(t, stdin, stdout)
 	return p
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
+	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
@@ -33,11 +34,11 @@ func TestMain(m *testing.M) {
 }
 
 // demoProcess is the demo runtime as a child process, spoken to in raw
-// lines through a linetest.Peer so that the exact order of frames is
+// lines through a rpctest.Peer so that the exact order of frames is
 // observable. Its output ends (TryNext returns io.EOF) once the process
 // has exited and all it wrote was taken in.
 type demoProcess struct {
-	*linetest.Peer
+	*rpctest.Peer
 	waited chan struct{} // closed once the process was waited for
 	err    error         // of the wait
 }
@@ -56,7 +57,7 @@ func startDemo(t *testing.T) *demoProcess {
 			<-d.waited
 		}
 	})
-	d.Peer = linetest.NewPeer(t)
+	d.Peer = rpctest.NewPeer(t)
 	d.ReadAhead(nil) // takes every frame in as it comes, as a runtime's client does
 	// The child's stdin is an os.Pipe fed from the peer: were it the peer's
 	// io.Pipe, Wait would wait for exec's copy of it, which only the peer's

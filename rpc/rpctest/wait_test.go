@@ -1,4 +1,4 @@
-package linetest
+package rpctest
 
 import (
 	"io"
@@ -203,7 +203,7 @@ func TestCheckNoLeakBound(t *testing.T) {
 		if waited := time.Since(start); waited < MaxWait || waited > MaxWait+time.Second {
 			t.Errorf("waited %v, want MaxWait (%v), give or take a pause of polling", waited, MaxWait)
 		}
-		checkFailure(t, c.only(t), "goroutines outlived the test", "by 1m0s", "linetest.leaked(")
+		checkFailure(t, c.only(t), "goroutines outlived the test", "by 1m0s", "rpctest.leaked(")
 		close(stop)
 	})
 }

@@ -1,4 +1,4 @@
-package linetest
+package rpctest
 
 import (
 	"bytes"
@@ -130,7 +130,7 @@ func (r *Recorder) waitFor(t testing.TB, want string, done func(data []byte) boo
 		select {
 		case <-ch:
 		case <-timer.C:
-			t.Fatalf("linetest: no write within %v; waited for %s; %s", MaxWait, want, r.summary())
+			t.Fatalf("rpctest: no write within %v; waited for %s; %s", MaxWait, want, r.summary())
 			return r.Bytes() // for a testing.TB whose Fatalf returns
 		}
 	}

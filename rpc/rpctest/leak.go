@@ -1,4 +1,4 @@
-package linetest
+package rpctest
 
 import (
 	"runtime"
@@ -31,7 +31,7 @@ func CheckNoLeak(t testing.TB) {
 			}
 			if time.Now().After(deadline) {
 				buf := make([]byte, 1<<20)
-				t.Errorf("linetest: %d goroutines outlived the test (%d before it) by %v:\n%s",
+				t.Errorf("rpctest: %d goroutines outlived the test (%d before it) by %v:\n%s",
 					n-before, before, MaxWait, buf[:runtime.Stack(buf, true)])
 				return
 			}

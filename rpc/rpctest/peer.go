@@ -1,4 +1,4 @@
-package linetest
+package rpctest
 
 import (
 	"bufio"
@@ -100,7 +100,7 @@ func (p *Peer) Close() {
 		close(readersDone)
 	}()
 	if !waitBounded(readersDone) {
-		p.t.Errorf("linetest: the peer's reader still ran %v after its streams were closed", MaxWait)
+		p.t.Errorf("rpctest: the peer's reader still ran %v after its streams were closed", MaxWait)
 	}
 }
 
@@ -238,7 +238,7 @@ func (p *Peer) next(want string) (frame string, ok bool) {
 		if err != errNoFrame {
 			err = fmt.Errorf("the output ended: %w", err)
 		}
-		p.t.Fatalf("linetest: %v; waited for %s; %s", err, want, p.takenSummary())
+		p.t.Fatalf("rpctest: %v; waited for %s; %s", err, want, p.takenSummary())
 		return "", false // for a testing.TB whose Fatalf returns
 	}
 	return f, true
@@ -316,7 +316,7 @@ func (p *Peer) NextRequest() Request {
 func (p *Peer) Send(line string) {
 	p.t.Helper()
 	if err := p.TrySend(line); err != nil {
-		p.t.Fatalf("linetest: send: %v", err)
+		p.t.Fatalf("rpctest: send: %v", err)
 	}
 }
 
@@ -333,10 +333,10 @@ func (p *Peer) TrySend(line string) error {
 func (p *Peer) SendBytes(b []byte) {
 	p.t.Helper()
 	if len(b) == 0 || b[len(b)-1] != '\n' {
-		p.t.Fatal("linetest: SendBytes: the bytes do not end with an LF")
+		p.t.Fatal("rpctest: SendBytes: the bytes do not end with an LF")
 	}
 	if err := p.trySend(b); err != nil {
-		p.t.Fatalf("linetest: send: %v", err)
+		p.t.Fatalf("rpctest: send: %v", err)
 	}
 }
 

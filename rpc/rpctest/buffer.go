@@ -1,4 +1,4 @@
-package linetest
+package rpctest
 
 import (
 	"bytes"
