@@ -78,6 +78,12 @@ func main() {
 
 // serveStdio serves one client on r and w until exit or the end of the
 // input, and returns the status to exit with.
+//
+// rpc.ServeStdio does this for a server without a life cycle of its own;
+// an LSP server differs in two ways: its client's leaving (the end of the
+// input) cancels the requests still running after a short grace, rather
+// than waiting for them, and exit ends the process although the client
+// keeps its end of stdin open.
 func serveStdio(r io.Reader, w io.Writer) int {
 	s := newSession()
 	conn := rpc.NewConn(r, w, options(newRegistry(), s))
@@ -86,7 +92,12 @@ func serveStdio(r io.Reader, w io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	conn.Shutdown(ctx) // answer what was read, briefly; then close
-	conn.Wait()
+	if errors.Is(conn.Err(), rpc.ErrInputEnded) {
+		// The read loop has ended: Wait returns once the handlers have.
+		// After exit, the input is still open and os.Stdin's Read cannot
+		// be interrupted: the process exits with the read in progress.
+		conn.Wait()
+	}
 	return s.ExitCode()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,7 +28,7 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 	case v := <-ch:
 		return v
 	case <-time.After(wait):
-		t.Fatalf("no %s within %v; the goroutines:\n%s", what, wait, goroutines())
+		t.Fatalf("timed out after %v waiting for %s; the goroutines:\n%s", wait, what, goroutines())
 		panic("unreachable")
 	}
 }
@@ -70,7 +71,9 @@ func startStdio(t *testing.T, framing rpc.Framing) *client {
 	c.toServer = inW
 	c.served = make(chan struct{})
 	go func() {
-		c.code = serveStdio(inR, outW)
+		// Without SetReadDeadline, as os.Stdin: a read in progress cannot
+		// be interrupted, and serveStdio must end all the same.
+		c.code = serveStdio(struct{ io.Reader }{inR}, outW)
 		outW.Close() // as the process's end closes its stdout
 		close(c.served)
 	}()
