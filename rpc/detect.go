@@ -39,7 +39,8 @@ func (d *detecting) next() (inFrame, error) {
 	return d.inner.next()
 }
 
-// maxPeek bounds the bytes read to decide: a header name is short.
+// maxPeek bounds the bytes read to decide, white space before them
+// aside: a header name is short.
 const maxPeek = 256
 
 // detect reads the first bytes of r until they show a framing: after
@@ -55,6 +56,12 @@ func detect(r io.Reader) (Framing, []byte) {
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+max(n, 0)]
+		// White space before the first frame means nothing in either
+		// framing: it is let go, so that any amount of it leaves the room
+		// to decide.
+		if i := leadingSpace(buf); i > 0 {
+			buf = buf[:copy(buf, buf[i:])]
+		}
 		if err != nil || len(buf) == cap(buf) {
 			f, ok := framingOf(buf)
 			if !ok {
@@ -68,10 +75,7 @@ func detect(r io.Reader) (Framing, []byte) {
 // framingOf decides the framing from the first bytes b, when they are
 // enough to.
 func framingOf(b []byte) (Framing, bool) {
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
+	i := leadingSpace(b)
 	name := i
 	for i < len(b) && isTokenByte(b[i]) {
 		i++
@@ -83,6 +87,15 @@ func framingOf(b []byte) (Framing, bool) {
 		return ContentLengthFraming, true
 	}
 	return NewlineFraming, true
+}
+
+// leadingSpace returns the length of the JSON white space b begins with.
+func leadingSpace(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // isTokenByte reports whether b may be part of a header name (RFC 9110).

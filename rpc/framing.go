@@ -24,7 +24,8 @@ const (
 	// DetectFraming: the framing is decided from the first bytes the peer
 	// sends, for a server that does not know its client: a header line
 	// ("Content-Length: ...", in any case, or any other "Name:") means
-	// ContentLengthFraming, anything else (a JSON value) NewlineFraming.
+	// ContentLengthFraming, anything else (a JSON value) NewlineFraming;
+	// white space before it, however long, does not count.
 	// The choice holds for the Conn's life, both ways; Conn.Framing says
 	// which it was. Frames this side sends before the peer's first bytes
 	// wait for the choice, with their context; when the input ends before

@@ -262,9 +262,9 @@ func TestDetectFraming(t *testing.T) {
 		}
 		// The header arrives in pieces.
 		body := `{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}`
-		frame := "\r\ncOnTeNt-LeNgTh: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-		for i := 0; i < len(frame); i += 3 {
-			p.send(frame[i:min(i+3, len(frame))])
+		frame := strings.Repeat("\r\n", 300) + "cOnTeNt-LeNgTh: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		for i := 0; i < len(frame); i += 7 {
+			p.send(frame[i:min(i+7, len(frame))])
 		}
 		if got, want := p.nextContentLength(), `{"jsonrpc":"2.0","id":1,"result":"a"}`; got != want {
 			t.Errorf("response %q, want %q", got, want)
@@ -275,7 +275,7 @@ func TestDetectFraming(t *testing.T) {
 	})
 	t.Run("newline", func(t *testing.T) {
 		p := newWirePeer(t, &rpc.Options{Framing: rpc.DetectFraming, Handler: stringEcho()})
-		p.send(" \n" + `{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}` + "\n")
+		p.send(strings.Repeat(" \n", 1000) + `{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}` + "\n")
 		if got, want := p.nextLine(), `{"jsonrpc":"2.0","id":1,"result":"a"}`; got != want {
 			t.Errorf("response %q, want %q", got, want)
 		}
