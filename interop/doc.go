@@ -2,7 +2,10 @@
 // packages (rpc, sdkproto) and the real TypeScript peers published on npm:
 // @deepseek-ai/dsh-sdk-protocol (JsonRpcLineTransport) and
 // @deepseek-ai/dsh-sdk-client (HarnessClient, DeepSeekHarness), both
-// 0.0.1-rc.1, pinned in package.json and package-lock.json.
+// 0.0.1-rc.1; the Model Context Protocol SDK (@modelcontextprotocol/sdk);
+// and vscode-jsonrpc, the JSON-RPC of the Language Server Protocol, which
+// drives examples/lsp and is driven by rpc as a client. All are pinned in
+// package.json and package-lock.json.
 //
 // The package holds tests only. They start small Node programs of ours
 // (js/) that use the real classes, as child processes over stdio. When the
