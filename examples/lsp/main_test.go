@@ -379,22 +379,14 @@ func TestLSPListen(t *testing.T) {
 	sock := filepath.Join(dir, "lsp.sock")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	var logBuf lockedBuffer
+	logBuf := &lockedBuffer{ready: make(chan struct{}), want: "lsp: listening on unix:" + sock + "\n"}
 	served := make(chan error, 1)
-	go func() { served <- serveListener(ctx, "unix:"+sock, &logBuf) }()
+	go func() { served <- serveListener(ctx, "unix:"+sock, logBuf) }()
+	within(t, logBuf.ready, "the server to say it listens")
 
 	dial := func() *client {
 		c := newClient(t)
-		var conn *rpc.Conn
-		var err error
-		deadline := time.Now().Add(wait)
-		for { // the listener is made by the goroutine above
-			conn, err = rpc.Dial(context.Background(), "unix", sock, c.options(rpc.ContentLengthFraming))
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		conn, err := rpc.Dial(context.Background(), "unix", sock, c.options(rpc.ContentLengthFraming))
 		if err != nil {
 			t.Fatalf("dial %s: %v", sock, err)
 		}
@@ -423,24 +415,24 @@ func TestLSPListen(t *testing.T) {
 		t.Errorf("serveListener: %v", err)
 	}
 	within(t, b.conn.Done(), "the end of b's connection with the server")
-	if !strings.Contains(logBuf.String(), "lsp: listening on unix:"+sock) {
-		t.Errorf("the server said %q", logBuf.String())
-	}
 }
 
+// lockedBuffer keeps what is written to it, and closes ready once it
+// holds want.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
+	mu    sync.Mutex
+	buf   strings.Builder
+	want  string
+	ready chan struct{}
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	seen := strings.Contains(b.buf.String(), b.want)
+	b.buf.Write(p)
+	if !seen && strings.Contains(b.buf.String(), b.want) {
+		close(b.ready)
+	}
+	return len(p), nil
 }
