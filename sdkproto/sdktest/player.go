@@ -1,0 +1,270 @@
+package sdktest
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// player is the scripted sdkproto.Runtime behind an sdkproto.Server: it
+// keeps the sessions, queues each session's prompts and plays one turn at
+// a time per session, while sessions run concurrently, as the demo
+// runtime and the real one do. What a turn emits is in turn.go.
+type player struct {
+	script Script
+	// unscripted, when set, hears of a prompt that no turn was scripted for.
+	unscripted func(p Prompt)
+
+	ctx    context.Context // ends at Shutdown
+	cancel context.CancelFunc
+	turns  sync.WaitGroup // the sessions' agents at work
+
+	em   atomic.Pointer[sdkproto.Emitter]
+	conn atomic.Pointer[rpc.Conn] // of the latest request
+
+	mu       sync.Mutex
+	closed   bool // Shutdown began: no agent starts any more
+	prompts  int  // received so far
+	sessions map[string]*session
+}
+
+var _ sdkproto.Runtime = (*player)(nil)
+
+func newPlayer(s Script) *player {
+	p := &player{script: s, sessions: map[string]*session{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p
+}
+
+// Serve serves the script on r and w with an sdkproto.Server, as
+// demo.Serve serves the demo runtime, and returns as
+// sdkproto.Server.Serve does: after a shutdown request, at the end of r,
+// or when ctx ends. A prompt that the script has no turn for is answered
+// with -32603 "sdktest: no turn scripted for prompt N (session S)". It
+// returns an error at once when a Turn of s was misused. NewRuntime is
+// Serve with the frames recorded and a Client connected; Serve is for
+// examples and programs that need a scripted runtime outside a test.
+func Serve(ctx context.Context, s Script, r io.Reader, w io.Writer) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return sdkproto.NewServer(newPlayer(s), nil).Serve(ctx, r, w)
+}
+
+// session is one agent: its route, its inbox and its turns.
+type session struct {
+	id    string
+	route sdkproto.Route
+	// child sessions are a subagent's: their seqs are counted here and
+	// start at 2, as the runtime forwards nothing of what it logs before
+	// publishing them (docs/wire.md §5.5).
+	child bool
+
+	mu      sync.Mutex // held while a prompt is received or a turn claimed
+	opened  bool       // its preamble was sent
+	queue   []queued
+	running bool
+	turns   int64
+
+	next int64 // a child's next seq; guarded by the Emitter's order of the session
+}
+
+// queued is a prompt waiting for its turn.
+type queued struct {
+	msg  sdkproto.Message
+	turn *Turn
+}
+
+// Initialize accepts every route that passed the Server's checks.
+func (p *player) Initialize(ctx context.Context, _ sdkproto.InitializeRequest) error {
+	p.enter(ctx)
+	return nil
+}
+
+// enter keeps the connection of a request: a turn's Ask calls the client
+// on it, and the leak check waits for it.
+func (p *player) enter(ctx context.Context) {
+	if c := rpc.ConnFromContext(ctx); c != nil {
+		p.conn.Store(c)
+	}
+}
+
+// Prompt picks the prompt's turn, sends the new session's preamble and
+// the receipt, and, when the session is idle, starts its turn: running,
+// turn/start and the claim are sent before the reply, as the real
+// runtime does.
+func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkproto.SessionPromptResult, error) {
+	p.enter(ctx)
+	p.em.Store(req.Emitter)
+	p.mu.Lock()
+	n := p.prompts
+	p.prompts++
+	s := p.sessions[req.SessionID]
+	if s == nil {
+		s = &session{id: req.SessionID, route: req.Route}
+		p.sessions[req.SessionID] = s
+	}
+	p.mu.Unlock()
+
+	pr := Prompt{N: n, SessionID: req.SessionID, Content: req.Content, Text: sdkproto.FinalText(req.Content)}
+	turn := p.turnFor(pr)
+	switch {
+	case turn == nil:
+		if p.unscripted != nil {
+			p.unscripted(pr)
+		}
+		return sdkproto.SessionPromptResult{}, fmt.Errorf("sdktest: no turn scripted for prompt %d (session %s)", n, req.SessionID)
+	case turn.err != nil:
+		return sdkproto.SessionPromptResult{}, turn.err
+	case len(turn.actions) > 0 && turn.actions[0].Kind == actRefuse:
+		return sdkproto.SessionPromptResult{}, errors.New(turn.actions[0].Message)
+	}
+
+	em := req.Emitter
+	msg := userMessage(req.Content)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.opened {
+		// The preamble of a session the SDK creates: its policy events,
+		// before the receipt (testdata/transcripts/README.md, fact 1).
+		for _, ev := range []struct {
+			typ  sdkproto.EventType
+			data any
+		}{
+			{sdkproto.EventPermissionPreset, map[string]string{"preset": "danger-full-access"}},
+			{sdkproto.EventSandboxMode, map[string]string{"mode": "danger-full-access"}},
+			{sdkproto.EventApprovalPolicy, map[string]string{"policy": "never"}},
+		} {
+			if _, err := p.append(ctx, em, s, event(ev.typ, ev.data)); err != nil {
+				return sdkproto.SessionPromptResult{}, err
+			}
+		}
+		s.opened = true
+	}
+	if _, err := p.append(ctx, em, s, event(sdkproto.EventAgentInboxSpliced, sdkproto.InboxSplicedData{
+		Target: "next-turn", Start: int64(len(s.queue)), Inserted: []sdkproto.Message{msg},
+	})); err != nil {
+		return sdkproto.SessionPromptResult{}, err
+	}
+	s.queue = append(s.queue, queued{msg: msg, turn: turn})
+	if !s.running {
+		p.mu.Lock()
+		closed := p.closed
+		if !closed {
+			p.turns.Add(1)
+		}
+		p.mu.Unlock()
+		if closed {
+			return sdkproto.SessionPromptResult{}, sdkproto.ErrShuttingDown
+		}
+		s.running = true
+		em.Status(ctx, s.id, sdkproto.StatusRunning)
+		first := p.claim(ctx, em, s)
+		go p.work(em, s, first)
+	}
+	return sdkproto.SessionPromptResult{MessageID: msg.ID}, nil
+}
+
+// turnFor returns the turn of prompt pr, nil when none is scripted.
+func (p *player) turnFor(pr Prompt) *Turn {
+	if pr.N < len(p.script.Turns) {
+		return p.script.Turns[pr.N]
+	}
+	if p.script.Reply != nil {
+		return p.script.Reply(pr)
+	}
+	return nil
+}
+
+// claim starts the session's next turn with its first queued prompt:
+// turn/start, then the splice that takes the prompt off the inbox. Called
+// with s.mu held and a prompt queued.
+func (p *player) claim(ctx context.Context, em *sdkproto.Emitter, s *session) queued {
+	s.turns++
+	removed := int64(1)
+	p.append(ctx, em, s, event(sdkproto.EventTurnStart, sdkproto.TurnData{Turn: s.turns}))
+	p.append(ctx, em, s, event(sdkproto.EventAgentInboxSpliced, sdkproto.InboxSplicedData{
+		Target: "next-turn", Start: 0, RemovedCount: &removed, Inserted: []sdkproto.Message{},
+	}))
+	q := s.queue[0]
+	s.queue = s.queue[1:]
+	return q
+}
+
+// work plays the session's turns until its inbox is empty, then sends
+// idle.
+func (p *player) work(em *sdkproto.Emitter, s *session, q queued) {
+	defer p.turns.Done()
+	for {
+		p.play(em, s, q.msg, q.turn.actions)
+		s.mu.Lock()
+		if len(s.queue) == 0 || p.ctx.Err() != nil {
+			s.running = false
+			em.Status(p.ctx, s.id, sdkproto.StatusIdle)
+			s.mu.Unlock()
+			return
+		}
+		q = p.claim(p.ctx, em, s)
+		s.mu.Unlock()
+	}
+}
+
+// Shutdown cuts the turns in flight off (a pause ends at once) and waits
+// for the sessions' agents to stop.
+func (p *player) Shutdown(context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.turns.Wait()
+	return nil
+}
+
+// append appends ev to the session's log: with the Emitter's seqs for a
+// session the client created, with the session's own (from 2) for a
+// child. It returns the seq the event was sent with.
+func (p *player) append(ctx context.Context, em *sdkproto.Emitter, s *session, ev sdkproto.Event) (int64, error) {
+	if !s.child {
+		sent, err := em.AppendEvent(ctx, s.id, ev)
+		return sent.Seq, err
+	}
+	ev.Seq, ev.Time = s.next, now()
+	if err := em.Event(ctx, s.id, ev); err != nil {
+		return 0, err
+	}
+	s.next++
+	return ev.Seq, nil
+}
+
+// event returns an event of type typ with data encoded.
+func event(typ sdkproto.EventType, data any) sdkproto.Event {
+	raw, err := encode(data)
+	if err != nil {
+		panic("sdktest: " + err.Error()) // the data the runtime builds always encode
+	}
+	return sdkproto.Event{Type: typ, Data: raw}
+}
+
+// userMessage is the durable user message of a prompt.
+func userMessage(content []sdkproto.ContentBlock) sdkproto.Message {
+	if content == nil {
+		content = []sdkproto.ContentBlock{}
+	}
+	return sdkproto.Message{ID: newUUID(), Role: "user", Content: content, Source: sdkproto.MessageSource{Kind: "user"}}
+}
+
+// newUUID returns a random UUID v4 in canonical lowercase form.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

@@ -1,0 +1,139 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// processFlag starts the test binary as a runtime: its value is the
+// directory holding the script and the frames file.
+const processFlag = "-sdktest.runtime="
+
+// The files of a runtime's process, in the directory of processFlag.
+const (
+	scriptName = "script.json"
+	framesName = "frames.ndjson"
+)
+
+// mainCalled says that the test binary's TestMain called Main, so that
+// the binary can serve as a runtime's process.
+var mainCalled atomic.Bool
+
+// Main is what the TestMain of a package using Command calls:
+//
+//	func TestMain(m *testing.M) { sdktest.Main(m) }
+//
+// Started by a program under test from a Command, the test binary serves
+// the script as the runtime, on its stdin and stdout, and exits (0 after
+// a shutdown request, the end of its input, SIGTERM or SIGINT); started
+// by go test, it runs the tests (m.Run) and exits with their status.
+func Main(m *testing.M) {
+	for _, arg := range os.Args[1:] {
+		if dir, ok := strings.CutPrefix(arg, processFlag); ok {
+			os.Exit(serveProcess(dir))
+		}
+	}
+	mainCalled.Store(true)
+	os.Exit(m.Run())
+}
+
+// Command returns the command that starts the runtime as a process of its
+// own: the test binary (whose TestMain must call Main) serving the script
+// on its stdin and stdout, with the events, seqs, order and statuses of
+// the in-process runtime. It is for a program under test that starts its
+// runtime itself: give it cmd (sdkproto.Launch takes it as it is), or
+// cmd.Path and cmd.Args as the command line to run (the script travels
+// in a file named on that line, not in the environment).
+//
+// The process records the frames in that file; Frames, Requests, Answers,
+// AssertPrompted and Check read it, and hold every frame once the process
+// has exited, that is once the program closed its client (WaitFor needs
+// an in-process client). Pauses take real time there, and Script.Reply
+// cannot cross to it. The test fails when the runtime is connected
+// already, and when cmd was started and is not waited for by the end of
+// the test.
+func (rt *Runtime) Command() *exec.Cmd {
+	rt.t.Helper()
+	switch {
+	case !mainCalled.Load():
+		rt.t.Fatal("sdktest: Command starts the test binary as the runtime: the package's TestMain must call sdktest.Main(m)")
+		return nil
+	case rt.script.Reply != nil:
+		rt.t.Fatal("sdktest: Command: Script.Reply cannot cross to a process; script its turns in Script.Turns")
+		return nil
+	case !rt.connect("command"):
+		return nil
+	}
+	dir := rt.t.TempDir()
+	frames := filepath.Join(dir, framesName)
+	exe, err := os.Executable()
+	if err == nil {
+		var script []byte
+		if script, err = marshalScript(rt.script); err == nil {
+			err = os.WriteFile(filepath.Join(dir, scriptName), script, 0o644)
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(frames, nil, 0o644)
+	}
+	if err != nil {
+		rt.t.Fatalf("sdktest: Command: %v", err)
+		return nil
+	}
+	cmd := exec.Command(exe, processFlag+dir)
+	rt.mu.Lock()
+	rt.cmd, rt.frames = cmd, frames
+	rt.mu.Unlock()
+	return cmd
+}
+
+// serveProcess serves the script of dir on the process's stdin and
+// stdout, recording the frames in dir, and returns the exit status.
+func serveProcess(dir string) int {
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "sdktest runtime: %v\n", err)
+		return 1
+	}
+	data, err := os.ReadFile(filepath.Join(dir, scriptName))
+	if err != nil {
+		return fail(err)
+	}
+	script, err := unmarshalScript(data)
+	if err != nil {
+		return fail(fmt.Errorf("the script does not decode: %w", err))
+	}
+	out, err := os.OpenFile(filepath.Join(dir, framesName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer out.Close()
+	rec := &recorder{out: out}
+	// SIGTERM and SIGINT end the runtime as the end of its input does,
+	// and the process exits 0, as the real runtime does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = sdkproto.NewServer(newPlayer(script), nil).Serve(ctx,
+		&tapReader{r: os.Stdin, t: tap{dir: ClientToRuntime, rec: rec}},
+		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fail(err)
+	}
+	rec.mu.Lock()
+	recErr := rec.outErr
+	rec.mu.Unlock()
+	if recErr != nil {
+		return fail(fmt.Errorf("recording the frames: %w", recErr))
+	}
+	return 0
+}

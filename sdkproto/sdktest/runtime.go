@@ -1,0 +1,313 @@
+package sdktest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linerpc/linerpc/internal/transcript"
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// MaxWait bounds every wait of this package (WaitFor, and the cleanup's
+// waits for the runtime and the Client to stop): a wait that reaches it
+// fails the test with what it waited for rather than hanging until go
+// test's -timeout. Inside a testing/synctest bubble it is measured on the
+// bubble's clock, so a deadlock fails at once.
+const MaxWait = time.Minute
+
+// InitializeParams returns the params that Client and ClientWith
+// initialize with: those of the recorded transcripts
+// (testdata/transcripts), cwd aside.
+func InitializeParams() sdkproto.InitializeParams {
+	return sdkproto.InitializeParams{Cwd: "/srv/project", Provider: "deepseek-official", Model: "deepseek-v4-flash", MaxTokens: sdkproto.Tokens(4096)}
+}
+
+// Runtime is a scripted DSH runtime for one test: an sdkproto.Server with
+// a Runtime that plays a Script, connected to one client, in process
+// (Client, ClientWith) or as a process that a program under test starts
+// (Command). It records every frame in both directions, in the order the
+// runtime read or wrote them, for the assertions (Frames, Requests,
+// Answers, AssertPrompted, WaitFor, Check).
+//
+// Its methods are safe for concurrent use; those taking a testing.TB
+// report failures through it, so call them from the test's goroutine.
+type Runtime struct {
+	t      testing.TB
+	script Script
+	rec    recorder
+
+	mu        sync.Mutex
+	connected string // "", "client" or "command"
+	client    *sdkproto.Client
+	player    *player
+	served    chan error // the in-process Serve's outcome
+	cmd       *exec.Cmd
+	frames    string // the frames file of the runtime's process
+}
+
+// NewRuntime returns a Runtime playing s for the test t, which it fails
+// at once when a Turn of s was misused. Nothing is served until Client,
+// ClientWith or Command connects the runtime's one client.
+//
+// When the test ends, a cleanup closes the Client (shutdown, as Close
+// does) and checks that nothing is left running: the runtime's goroutines
+// (the Server's, its connection's, the sessions' agents) must have exited
+// and the Client's Close must have succeeded, within MaxWait; the test
+// fails otherwise, with the stacks of every goroutine. A prompt that s
+// has no turn for fails the test too. Inside a testing/synctest bubble,
+// call NewRuntime in the bubble: the runtime's timers (Turn.Pause) then
+// run on the bubble's clock, and the bubble itself checks that no
+// goroutine outlives it.
+func NewRuntime(t testing.TB, s Script) *Runtime {
+	t.Helper()
+	rt := &Runtime{t: t, script: s}
+	if err := s.check(); err != nil {
+		t.Fatal(err)
+		rt.script = Script{} // for a testing.TB whose Fatal returns
+	}
+	t.Cleanup(rt.cleanup)
+	return rt
+}
+
+// connect claims the runtime's one connection for how; it fails the test
+// and returns false when it was claimed already.
+func (rt *Runtime) connect(how string) bool {
+	rt.t.Helper()
+	rt.mu.Lock()
+	connected := rt.connected
+	if connected == "" {
+		rt.connected = how
+	}
+	rt.mu.Unlock()
+	if connected != "" {
+		rt.t.Fatalf("sdktest: the runtime already serves its client (%s): a Runtime serves one, connected by Client, ClientWith or Command", connected)
+		return false
+	}
+	return true
+}
+
+// Client returns a Client connected to the runtime in process, over two
+// pipes, and initialized with InitializeParams: ClientWith(nil) the first
+// time, the same Client afterwards.
+func (rt *Runtime) Client() *sdkproto.Client {
+	rt.t.Helper()
+	rt.mu.Lock()
+	c := rt.client
+	rt.mu.Unlock()
+	if c != nil {
+		return c
+	}
+	return rt.ClientWith(nil)
+}
+
+// ClientWith returns a Client made by sdkproto.NewClient with opts,
+// connected to the runtime in process over two pipes, and initialized
+// with InitializeParams (a test may initialize it again with params of
+// its own). The test's cleanup closes it. It fails the test when the
+// runtime is connected already, or when initialize fails.
+func (rt *Runtime) ClientWith(opts *sdkproto.ClientOptions) *sdkproto.Client {
+	rt.t.Helper()
+	if !rt.connect("client") {
+		return nil
+	}
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	p := newPlayer(rt.script)
+	p.unscripted = func(pr Prompt) {
+		rt.t.Errorf("sdktest: no turn scripted for prompt %d (session %s): %q", pr.N, pr.SessionID, pr.Text)
+	}
+	served := make(chan error, 1)
+	go func() {
+		err := sdkproto.NewServer(p, nil).Serve(context.Background(),
+			&tapReader{r: c2sR, t: tap{dir: ClientToRuntime, rec: &rt.rec}},
+			&tapWriter{w: s2cW, t: tap{dir: RuntimeToClient, rec: &rt.rec}})
+		s2cW.Close()
+		c2sR.Close()
+		served <- err
+	}()
+	c := sdkproto.NewClient(s2cR, c2sW, opts)
+	rt.mu.Lock()
+	rt.client, rt.player, rt.served = c, p, served
+	rt.mu.Unlock()
+	if _, err := c.Initialize(context.Background(), InitializeParams()); err != nil {
+		rt.t.Fatalf("sdktest: initialize: %v", err)
+	}
+	return c
+}
+
+// Frames returns the frames that crossed the connection so far, in the
+// order the runtime read or wrote them. With Command, they are those the
+// runtime's process recorded so far: all of them once it has exited.
+func (rt *Runtime) Frames() []Frame {
+	rt.mu.Lock()
+	file := rt.frames
+	rt.mu.Unlock()
+	if file != "" {
+		data, _ := os.ReadFile(file)
+		return readTranscript(data)
+	}
+	frames, _ := rt.rec.snapshot()
+	return frames
+}
+
+// Requests returns the requests that the client sent for method ("" for
+// all), in order.
+func (rt *Runtime) Requests(method string) []Request {
+	return requests(rt.Frames(), ClientToRuntime, method)
+}
+
+// Answers returns the requests for method that the runtime sent the
+// client (Turn.Ask), in order, with the client's answers.
+func (rt *Runtime) Answers(method string) []Answer {
+	return answers(rt.Frames(), method)
+}
+
+// AssertPrompted fails t unless the client sent a session/prompt whose
+// text (sdkproto.FinalText of its content) is text; the failure lists the
+// prompts sent.
+func (rt *Runtime) AssertPrompted(t testing.TB, text string) {
+	t.Helper()
+	var sent []string
+	for _, r := range rt.Requests(sdkproto.SessionPrompt.Name()) {
+		var p sdkproto.SessionPromptParams
+		if p.UnmarshalJSON(r.Params) != nil {
+			continue
+		}
+		got := sdkproto.FinalText(p.ContentBlocks)
+		if got == text {
+			return
+		}
+		sent = append(sent, fmt.Sprintf("%q (session %s)", got, p.SessionID))
+	}
+	if len(sent) == 0 {
+		t.Errorf("sdktest: no prompt %q: the client sent no session/prompt", text)
+		return
+	}
+	t.Errorf("sdktest: no prompt %q; the client sent %s", text, strings.Join(sent, ", "))
+}
+
+// WaitFor waits until done reports true of the frames so far, and returns
+// them; what says what the test waits for. It fails t when they have not
+// within MaxWait, quoting the last frames. done is called on the test's
+// goroutine after each new frame. It needs an in-process client (Client,
+// ClientWith): the frames of a runtime's process are read when it has
+// exited.
+func (rt *Runtime) WaitFor(t testing.TB, what string, done func(frames []Frame) bool) []Frame {
+	t.Helper()
+	rt.mu.Lock()
+	file := rt.frames
+	rt.mu.Unlock()
+	if file != "" {
+		t.Fatalf("sdktest: WaitFor(%s): the runtime is a process (Command), whose frames are read once it has exited (Frames)", what)
+		return nil
+	}
+	timer := time.NewTimer(MaxWait)
+	defer timer.Stop()
+	for {
+		frames, changed := rt.rec.snapshot()
+		if done(frames) {
+			return frames
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("sdktest: waited %v for %s; %d frames, the last ones:\n%s", MaxWait, what, len(frames), lastFrames(frames, 5))
+			return frames
+		}
+	}
+}
+
+// lastFrames renders the last n frames, one a line.
+func lastFrames(frames []Frame, n int) string {
+	var b strings.Builder
+	for _, f := range frames[max(0, len(frames)-n):] {
+		fmt.Fprintf(&b, "  %s %s\n", f.Dir, f.Line)
+	}
+	return b.String()
+}
+
+// Check fails t with each problem that the transcript checker of dshrpc
+// check (docs/wire.md §2-§6) finds in the frames so far: malformed
+// frames, payloads that break the contract, seqs out of order,
+// unanswered requests. Warnings (a seq gap, a run cut short) are logged.
+// The runtimes of the revisions read send the client no request, so the
+// request of a Turn.Ask is reported as one of them.
+func (rt *Runtime) Check(t testing.TB) {
+	t.Helper()
+	c := transcript.New(rpc.DefaultMaxFrameSize)
+	report := func(fs []transcript.Finding) {
+		for _, f := range fs {
+			if f.Kind.Warning() {
+				t.Logf("sdktest: frame %d: %s: %s", f.Line, f.Kind, f.Message)
+			} else {
+				t.Errorf("sdktest: frame %d: %s: %s", f.Line, f.Kind, f.Message)
+			}
+		}
+	}
+	for i, f := range rt.Frames() {
+		report(c.Frame(i+1, transcript.Dir(f.Dir), f.Line))
+	}
+	report(c.Finish())
+}
+
+// cleanup closes the Client and checks that the runtime and the Client
+// stopped.
+func (rt *Runtime) cleanup() {
+	rt.mu.Lock()
+	c, p, served, cmd := rt.client, rt.player, rt.served, rt.cmd
+	rt.mu.Unlock()
+	if c != nil {
+		if err := c.Close(); err != nil {
+			rt.t.Errorf("sdktest: closing the Client: %v", err)
+		}
+	}
+	if served != nil {
+		timer := time.NewTimer(MaxWait)
+		defer timer.Stop()
+		select {
+		case err := <-served:
+			if err != nil {
+				rt.t.Errorf("sdktest: the runtime's Serve: %v", err)
+			}
+			if conn := p.conn.Load(); conn != nil && !waitDone(conn.Wait, timer.C) {
+				rt.t.Errorf("sdktest: the runtime's connection still had goroutines %v after the test ended:\n%s", MaxWait, stacks())
+			}
+		case <-timer.C:
+			rt.t.Errorf("sdktest: the runtime had not stopped %v after the test ended (its Serve did not return):\n%s", MaxWait, stacks())
+		}
+	}
+	if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
+		rt.t.Errorf("sdktest: the runtime process started with Command (pid %d) was not waited for: close the client that launched it", cmd.Process.Pid)
+	}
+}
+
+// waitDone runs wait on a goroutine and reports whether it returned
+// before expired fired.
+func waitDone(wait func() error, expired <-chan time.Time) bool {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-expired:
+		return false
+	}
+}
+
+// stacks returns the stacks of every goroutine.
+func stacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
+}
