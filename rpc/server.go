@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -264,8 +265,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	conns, err := s.stop()
 	var shutdowns sync.WaitGroup
 	defer shutdowns.Wait() // each returns once its Conn is closed, or ctx has ended
+	// cut: a Conn.Shutdown was ended by ctx, which closed its Conn; the
+	// connection then ends at once, and may be seen to end before ctx is.
+	var cut atomic.Bool
 	for _, sc := range conns {
-		shutdowns.Go(func() { sc.conn.Shutdown(ctx) })
+		shutdowns.Go(func() {
+			if sc.conn.Shutdown(ctx) != nil {
+				cut.Store(true)
+			}
+		})
 	}
 	for _, sc := range conns {
 		select {
@@ -276,6 +284,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			return ctx.Err()
 		}
+	}
+	shutdowns.Wait()
+	if cut.Load() {
+		return ctx.Err()
 	}
 	return err
 }
