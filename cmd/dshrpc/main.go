@@ -6,13 +6,15 @@
 //	dshrpc tap [--log FILE] -- CMD   run a runtime as a child and log every frame crossing its stdio
 //	dshrpc check [FILE|-]...         report every frame of transcripts that breaks the contract
 //	dshrpc serve-demo                the demo runtime on stdin/stdout
+//	dshrpc serve-replay FILE         a recorded conversation served as a runtime on stdin/stdout
 //
-// Exit status: 0 success; 1 the turn did not complete (run) or problems
-// were found (check); 2 usage error (bad flags or arguments, an unreadable
-// or unsupported image); 3 the runtime failed (missing binary, died,
-// refused a request, broke the protocol) or a transcript could not be
-// read (check); 130 interrupted by Ctrl-C. tap exits with its child's
-// status.
+// Exit status: 0 success; 1 the turn did not complete (run), problems
+// were found (check) or the client departed from the recording
+// (serve-replay); 2 usage error (bad flags or arguments, an unreadable or
+// unsupported image); 3 the runtime failed (missing binary, died, refused
+// a request, broke the protocol) or a transcript could not be read
+// (check, serve-replay); 130 interrupted by Ctrl-C. tap exits with its
+// child's status.
 package main
 
 import (
@@ -28,7 +30,7 @@ import (
 // Exit statuses, documented in the package comment and in usage.
 const (
 	exitOK          = 0
-	exitFailed      = 1 // turn did not complete; check found problems
+	exitFailed      = 1 // turn did not complete; check found problems; the client departed (serve-replay)
 	exitUsage       = 2
 	exitRuntime     = 3 // the runtime failed; check could not read a file
 	exitInterrupted = 130
@@ -44,16 +46,19 @@ Usage:
                                     log every frame (NDJSON) to stderr or FILE
   dshrpc check [FILE|-]...          report frames of transcripts that break the contract
   dshrpc serve-demo                 serve the demo runtime on stdin/stdout
+  dshrpc serve-replay FILE          serve a recorded conversation (a transcript, a tap
+                                    log, raw frames) on stdin/stdout as a runtime
   dshrpc help [COMMAND]             show help
 
 Run 'dshrpc COMMAND -h' for the flags of a command.
 
 Exit status:
   0    success
-  1    the turn did not complete (run), problems found (check)
+  1    the turn did not complete (run), problems found (check), the client
+       departed from the recording (serve-replay)
   2    usage error: bad flags or arguments, unreadable or unsupported image
   3    runtime failure: missing binary, runtime died, request refused, protocol error;
-       a transcript that cannot be read (check)
+       a transcript that cannot be read (check, serve-replay)
   130  interrupted (Ctrl-C)
   tap exits with the status of its child.
 `
@@ -79,6 +84,7 @@ func commands() []command {
 		{"tap", tapUsage, tapCmd},
 		{"check", checkUsage, checkCmd},
 		{"serve-demo", serveUsage, serveCmd},
+		{"serve-replay", replayUsage, replayCmd},
 	}
 }
 
