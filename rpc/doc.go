@@ -100,7 +100,13 @@
 // and Done is closed only once those read before the end of the input
 // have been; a call made from a notification handler, with the handler's
 // context, does not wait for the handler it is made from. (Made with
-// another context, it would wait for that handler until the context ends.) Requests are handled on goroutines of the Conn, at most
+// another context, it would wait for that handler until the context ends.)
+// A request's handler starts once the notifications read before it have
+// been handled, as in a JavaScript peer, whose handlers start in arrival
+// order: a document opened by a notification is open for the request
+// about it that follows (a notification handler that must not hold the
+// requests behind it hands its work to a goroutine). A notification does
+// not wait for the requests read before it. Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
 // order, in a waiting room bounded by Options.MaxWaitingRequests and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this

@@ -96,6 +96,9 @@ func (c *Conn) admit(s *state, r *job) admission {
 		return refused
 	case s.phase >= phaseDraining:
 		return late
+	}
+	r.notesAhead = in.notesAhead()
+	switch {
 	case in.barrier != nil:
 		if in.allStuck() || !in.roomFor(r) {
 			return overloaded

@@ -83,6 +83,10 @@ type job struct {
 	size int  // its line's length, counted against MaxWaitingBytes while it waits
 	// exclusive: registered with HandleExclusive (inbox.go).
 	exclusive bool
+	// notesAhead, when not zero, is the count of the peer's notifications
+	// admitted before it was read, some not handled yet then (under
+	// Conn.mu): its handler starts once they have been (serveRequest).
+	notesAhead uint64
 	// batch is the peer's batch it came in, answered in one array
 	// (batch.go); nil for a lone request.
 	batch *inBatch

@@ -37,6 +37,12 @@ type task interface {
 // serveRequest runs the request j and returns its answer: the response
 // frame, or nil when it is not to be answered.
 func (c *Conn) serveRequest(j *job) *frame {
+	if j.notesAhead != 0 {
+		// The notifications read before the request are handled first,
+		// as a JavaScript peer's handlers would be: a document opened
+		// before a request about it is open when it runs.
+		c.awaitNotes(j, j.notesAhead)
+	}
 	f, err := c.serve(j, &j.req, j.t)
 	j.t.release()
 	j.t = nil

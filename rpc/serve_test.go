@@ -565,3 +565,31 @@ func TestDropPrintsWhatItMeans(t *testing.T) {
 		t.Errorf("printed %s", s)
 	}
 }
+
+// A request starts once the notifications read before it have been
+// handled, as in a JavaScript peer: a document opened by a notification
+// is open for the request about it that follows, however long the
+// notification's handler takes (here: it calls the peer).
+func TestRequestStartsAfterTheNotificationsBeforeIt(t *testing.T) {
+	var opened atomic.Bool
+	reg := rpc.NewRegistry()
+	probe := rpc.NewMethod[rpc.NoParams, json.RawMessage]("probe")
+	rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("open"), func(ctx context.Context, _ rpc.NoParams) {
+		if _, err := probe.Call(ctx, rpc.ConnFromContext(ctx), rpc.NoParams{}); err != nil {
+			t.Errorf("probe: %v", err)
+		}
+		opened.Store(true)
+	})
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, bool]("hover"), func(context.Context, rpc.NoParams) (bool, error) {
+		return opened.Load(), nil
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	p.Send(`{"jsonrpc":"2.0","method":"open"}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"method":"hover"}`)
+	req := p.NextRequest() // the probe comes first: hover has not run
+	if req.Method != "probe" {
+		t.Fatalf("first frame: %s, want the probe", req.Method)
+	}
+	p.Answer(req, `null`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":true}`)
+}
