@@ -18,6 +18,12 @@ const (
 	// explicitly, so that a large document (tens of MiB) opens.
 	maxFrameSize = 64 << 20
 
+	// maxWaiting is how many requests may wait for a handler: LSP clients
+	// do not retry a request answered CodeOverloaded (they show it as an
+	// error), so a burst of thousands written at once waits rather than
+	// fails. Their bytes stay bounded (DefaultMaxWaitingBytes).
+	maxWaiting = 1 << 16
+
 	// configTimeout bounds the wait for the client's answer to
 	// workspace/configuration: the notifications that come meanwhile
 	// wait for it.
@@ -110,6 +116,8 @@ func sharedOptions(reg *rpc.Registry) *rpc.Options {
 		Handler:      reg,
 		Framing:      rpc.DetectFraming,
 		MaxFrameSize: maxFrameSize,
+		// A burst of requests beyond the handler slots waits.
+		MaxWaitingRequests: maxWaiting,
 		// $/cancelRequest ends the named request's context; a request so
 		// cancelled whose handler returns an error is answered -32800.
 		Cancellation: rpc.LSPCancellation(),
