@@ -45,7 +45,8 @@
 //     is bound once, to one id;
 //   - the workspace: the cwd of initialize is not compared, and where the
 //     recorded cwd appears in the runtime's frames (the system prompt of
-//     request/header) the client's is written instead.
+//     request/header, paths in the workspace) the client's is written
+//     instead (unless the recorded one is as short as "/").
 //
 // Message ids are not the client's to choose: the runtime mints the
 // messageId of a prompt, and the recording's session/prompt result and
@@ -73,8 +74,10 @@
 // ends, or at once when that last client frame was a shutdown request, as
 // the runtime exits after answering it.
 //
-// Client is the helper for tests: a *sdkproto.Client connected in
-// process to a replay, with cleanup and a goroutine leak check on the
-// testing.TB. The dshrpc command serves a recording on stdio with
-// dshrpc serve-replay FILE.
+// Recording.Client is the helper for tests: a *sdkproto.Client connected
+// in process to a replay, with cleanup and a goroutine leak check on the
+// testing.TB, failing the test unless the client followed the recording;
+// Start does the same and lets the test take Serve's error (Replay.Wait),
+// for tests of departures. The dshrpc command serves a recording on stdio
+// with dshrpc serve-replay FILE.
 package replay

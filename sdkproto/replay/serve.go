@@ -38,10 +38,13 @@ const departureCode = -32603
 //   - ctx ended: it returns ctx.Err();
 //   - reading r or writing w failed: it returns that error.
 //
-// Each frame is written with one Write. Serve does not wait for a Read
-// blocked in r that it cannot interrupt (r without SetReadDeadline, as an
-// os.Stdin pipe): that goroutine ends when r yields. A Write blocked in w
-// holds Serve until it returns, whatever ctx does: close w to end it.
+// Each frame is written with one Write. Serve reads r on a goroutine of
+// its own: when r has SetReadDeadline (a net.Conn, an os.Pipe), Serve sets
+// a deadline in the past as it returns, which ends a Read in progress;
+// otherwise (an io.Pipe, an os.Stdin that cannot be interrupted) that
+// goroutine ends when r yields, so close r once Serve has returned. A Write
+// blocked in w holds Serve until it returns, whatever ctx does: close w to
+// end it.
 func (rec *Recording) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s := &server{
 		rec:     rec,
@@ -189,6 +192,9 @@ func (s *server) take(got *frame) error {
 				last = &s.rec.frames[j]
 			}
 		}
+		if last == nil {
+			return s.depart(got, &Departure{Reason: "the recording has no client frame, and the client sent a " + gotWhat(got)})
+		}
 		return s.depart(got, &Departure{After: true, Line: last.Line, Expected: describe(&last.Frame),
 			Reason: "the client sent one more: " + gotWhat(got)})
 	}
@@ -309,11 +315,18 @@ func (s *server) rewrite(f *frame) []byte {
 		}
 	}
 	for recorded, c := range s.b.cwds {
-		if recorded != c && recorded != "" {
+		if recorded != c && rewritableCwd(recorded) {
 			out = bytes.ReplaceAll(out, stringContent(recorded), stringContent(c))
 		}
 	}
 	return out
+}
+
+// rewritableCwd reports whether a recorded cwd is rewritten where it
+// appears: not when it is so short ("", "/", ".") that its bytes are
+// everywhere.
+func rewritableCwd(cwd string) bool {
+	return len(cwd) > 1 && cwd != ".." && cwd != "./"
 }
 
 // splice replaces the value of the member at path (object members from

@@ -248,3 +248,31 @@ func TestServeRewritesOnlyWhatTheClientChose(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+// TestServeClientFrameToARecordingWithout: a recording of runtime frames
+// only takes no client frame: one is a departure.
+func TestServeClientFrameToARecordingWithout(t *testing.T) {
+	s := servePeer(t, loadString(t, `{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}`+"\n"))
+	s.peer.Next()
+	s.peer.Send(`{"jsonrpc":"2.0","id":1,"method":"shutdown"}`)
+	s.peer.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"replay: the client departed from the recording: the recording has no client frame, and the client sent a shutdown request"}}`)
+	var d *replay.Departure
+	if err := s.wait(t); !errors.As(err, &d) || d.Line != 0 {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+// TestServeKeepsAShortCwd: a recorded cwd of "/" is not rewritten in the
+// runtime's frames (its bytes are in every path); it is not compared
+// either.
+func TestServeKeepsAShortCwd(t *testing.T) {
+	rec := loadString(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/","provider":"p","model":"m"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"n/a","version":"/1"}}}`+"\n")
+	s := servePeer(t, rec)
+	s.peer.Send(`{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"cwd":"/srv/x","provider":"p","model":"m"}}`)
+	s.peer.Expect(`{"jsonrpc":"2.0","id":9,"result":{"serverInfo":{"name":"n/a","version":"/1"}}}`)
+	s.peer.CloseInput(nil)
+	if err := s.wait(t); err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
