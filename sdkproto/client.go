@@ -58,7 +58,42 @@ type ClientOptions struct {
 	// Logger receives the connection's diagnostics (dropped lines, write
 	// failures); nil logs nothing.
 	Logger *slog.Logger
+	// Responders answer the requests the runtime sends to the client
+	// (docs/wire.md §2.6), one method each; make them with Respond. A
+	// request for a method without a responder is answered as the
+	// TypeScript client answers every request, with or without
+	// responders: error -32601 (rpc.CodeMethodNotFound) and the message
+	// "method not found: <method>". Two responders for one method are a
+	// programming error: NewClient and Launch panic, as rpc.Handle does,
+	// and AttachConn returns an error, as it does for a responder's
+	// method that its registry already handles.
+	Responders []Responder
 }
+
+// Responder answers one request method that the runtime sends to the
+// client. The runtimes of the revisions read send none, but the protocol
+// allows them in both directions (docs/wire.md §2.6), and the Python
+// client already hands them to its caller; a Responder answers them as
+// they come. The zero Responder answers nothing: make one with Respond.
+type Responder struct {
+	method   string
+	register func(reg *rpc.Registry)
+}
+
+// Respond returns a Responder that answers the requests for m with h,
+// served as rpc.Handle serves a request: h runs on a goroutine of the
+// connection, with a context that ends when the Client closes; its
+// result is the answer; an error is answered -32603 with its text (an
+// *rpc.Error as it is); params that do not decode into P are answered
+// -32602 without calling h; a panic in h is recovered and answered
+// -32603.
+func Respond[P, R any](m rpc.Method[P, R], h func(ctx context.Context, params P) (R, error)) Responder {
+	return Responder{method: m.Name(), register: func(reg *rpc.Registry) { rpc.Handle(reg, m, h) }}
+}
+
+// Method returns the name of the method r answers ("" for the zero
+// Responder).
+func (r Responder) Method() string { return r.method }
 
 func (o *ClientOptions) resolved() ClientOptions {
 	var r ClientOptions
@@ -153,6 +188,9 @@ func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (*Client
 	if err := attachConflict(reg); err != nil {
 		return nil, err
 	}
+	if err := respondersConflict(opts, reg); err != nil {
+		return nil, err
+	}
 	c := newClient(opts)
 	c.registry(reg)
 	c.conn = conn
@@ -174,6 +212,27 @@ func attachConflict(reg *rpc.Registry) error {
 	return nil
 }
 
+// respondersConflict reports two responders of opts for one method, or
+// one for a method that reg already handles.
+func respondersConflict(opts *ClientOptions, reg *rpc.Registry) error {
+	if opts == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, r := range opts.Responders {
+		switch {
+		case r.register == nil:
+			continue
+		case seen[r.method]:
+			return fmt.Errorf("sdkproto: two Responders for %s", r.method)
+		case reg != nil && reg.Handles(r.method):
+			return fmt.Errorf("sdkproto: AttachConn: the registry already handles %s, which a Responder answers", r.method)
+		}
+		seen[r.method] = true
+	}
+	return nil
+}
+
 func newClient(opts *ClientOptions) *Client {
 	c := &Client{opts: opts.resolved()}
 	c.lineage = newLineage(c.opts.MaxLineage)
@@ -181,12 +240,21 @@ func newClient(opts *ClientOptions) *Client {
 	return c
 }
 
-// registry installs the notification intake on reg (a new registry when
-// nil). Requests from the runtime get no handler, so they are answered
-// -32601 "method not found: <method>", as the TypeScript client does.
+// registry installs the responders and the notification intake on reg (a
+// new registry when nil). Requests from the runtime without a responder
+// get no handler, so they are answered -32601 "method not found:
+// <method>", as the TypeScript client does.
 func (c *Client) registry(reg *rpc.Registry) *rpc.Registry {
 	if reg == nil {
 		reg = rpc.NewRegistry()
+	}
+	if err := respondersConflict(&c.opts, nil); err != nil {
+		panic(err.Error())
+	}
+	for _, r := range c.opts.Responders {
+		if r.register != nil {
+			r.register(reg)
+		}
 	}
 	reg.HandleUnknownNotification(c.intake)
 	return reg
