@@ -1,0 +1,165 @@
+package wire
+
+import "unicode/utf8"
+
+// The members of an object, for readers that take a whole object apart
+// (sdkproto keeps every member of a payload, unknown ones included, and
+// looks its members up by name). An object is validated once, by Scan or
+// ScanValue; the functions below then only delimit, so that a reader pays
+// one validating pass and one cheap pass however many members it reads.
+
+// Member is one member of a JSON object, as AppendMembers returns it.
+type Member struct {
+	Key   []byte // the key, unescaped as Members yields it
+	Value []byte // the raw value, without the white space around it
+}
+
+// Members calls yield with the key and the raw value of each member of
+// obj, a JSON object that Scan found valid (white space around it
+// allowed), in document order, duplicates included, until yield returns
+// false. A reader that keeps the last member of each key reads the object
+// as JSON.parse does.
+//
+// The key is unescaped as AppendUnquoteUTF8 does, so that a key matches
+// whatever way it is written ("\u0069d" is "id"). It aliases obj when it
+// is written without escapes in valid UTF-8, as keys almost always are;
+// otherwise it is decoded into a buffer that the next member reuses. The
+// value aliases obj.
+//
+// On input that is not a valid object, Members yields the members it can
+// delimit up to the first fault, or none; it never panics.
+func Members(obj []byte, yield func(key, value []byte) bool) {
+	var buf []byte
+	for i := firstMember(obj); i >= 0; {
+		m, next, ok := nextMember(obj, i)
+		if !ok {
+			return
+		}
+		i = next
+		key := m.key(obj)
+		if m.slowKey {
+			buf = AppendUnquoteUTF8(buf[:0], key)
+			key = buf
+		}
+		if !yield(key, obj[m.value:m.end:m.end]) {
+			return
+		}
+	}
+}
+
+// AppendMembers appends the members of obj, as Members yields them, to dst
+// and returns the extended slice. A key that Members would have decoded
+// into its buffer gets storage of its own, so that every member stays
+// valid as long as obj is.
+func AppendMembers(dst []Member, obj []byte) []Member {
+	for i := firstMember(obj); i >= 0; {
+		m, next, ok := nextMember(obj, i)
+		if !ok {
+			break
+		}
+		i = next
+		key := m.key(obj)
+		if m.slowKey {
+			key = AppendUnquoteUTF8(nil, key)
+		}
+		dst = append(dst, Member{Key: key, Value: obj[m.value:m.end:m.end]})
+	}
+	return dst
+}
+
+// Lookup returns the raw value of the last member of obj called key (JSON.parse
+// keeps the last duplicate), with keys compared as Members yields them, or
+// nil when there is none or obj is not an object. obj must be valid, as
+// for Members. It allocates nothing unless a key is escaped and longer
+// than 64 bytes.
+func Lookup(obj []byte, key string) []byte {
+	var found []byte
+	var buf [64]byte
+	for i := firstMember(obj); i >= 0; {
+		m, next, ok := nextMember(obj, i)
+		if !ok {
+			break
+		}
+		i = next
+		k := m.key(obj)
+		if m.slowKey {
+			k = AppendUnquoteUTF8(buf[:0], k)
+		}
+		if string(k) == key {
+			found = obj[m.value:m.end:m.end]
+		}
+	}
+	return found
+}
+
+// Last returns the value of the last of ms called key, or nil.
+func Last(ms []Member, key string) []byte {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if string(ms[i].Key) == key {
+			return ms[i].Value
+		}
+	}
+	return nil
+}
+
+// memberSpan locates one member in its object: the key token from its
+// opening quote to just past its closing one, and the value.
+type memberSpan struct {
+	keyStart, keyEnd int
+	value, end       int
+	slowKey          bool // escaped, or not valid UTF-8: the key must be decoded
+}
+
+// key returns the content of the key token, between its quotes.
+func (m memberSpan) key(obj []byte) []byte { return obj[m.keyStart+1 : m.keyEnd-1] }
+
+// firstMember returns the offset of the first member of obj, just past
+// its opening brace, or -1 when obj does not start with a brace or the
+// object is empty.
+func firstMember(obj []byte) int {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return -1
+	}
+	i++
+	if j := skipWS(obj, i); j >= len(obj) || obj[j] == '}' {
+		return -1
+	}
+	return i
+}
+
+// nextMember delimits the member at i (white space before it allowed) and
+// returns the offset of the member after it, or -1 when this one is the
+// last (its value is followed by the closing brace, or by a fault that
+// ends the object for a reader that does not validate). ok is false when
+// there is no member at i to delimit.
+func nextMember(obj []byte, i int) (m memberSpan, next int, ok bool) {
+	n := len(obj)
+	i = skipWS(obj, i)
+	if i >= n || obj[i] != '"' {
+		return m, -1, false
+	}
+	end, escaped, msg := scanString(obj, i)
+	if msg != "" {
+		return m, -1, false
+	}
+	m.keyStart, m.keyEnd = i, end
+	m.slowKey = escaped || !utf8.Valid(obj[i+1:end-1])
+	i = skipWS(obj, end)
+	if i >= n || obj[i] != ':' {
+		return m, -1, false
+	}
+	i = skipWS(obj, i+1)
+	if i >= n {
+		return m, -1, false
+	}
+	vend, _, ok := skipValue(obj, i)
+	if !ok {
+		return m, -1, false
+	}
+	m.value, m.end = i, vend
+	if next = skipWS(obj, vend); next < n && obj[next] == ',' {
+		return m, next + 1, true
+	}
+	return m, -1, true
+}
