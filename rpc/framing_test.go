@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -124,9 +123,7 @@ func stringEcho() *rpc.Registry {
 
 // drops collects what a Conn drops.
 type drops struct {
-	mu  sync.Mutex
-	all []rpc.Drop
-	ch  chan rpc.Drop
+	ch chan rpc.Drop
 }
 
 func newDrops() *drops { return &drops{ch: make(chan rpc.Drop, 100)} }
