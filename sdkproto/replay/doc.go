@@ -18,7 +18,9 @@
 //     session.event, session.status and subagent.* from the runtime, a
 //     response from the side that did not send the request it answers)
 //     or given by a "c2s " or "s2c " before it (also "C→S " and "S→C ",
-//     as docs/wire.md writes them).
+//     as docs/wire.md writes them): a request of the runtime's, which a
+//     client answers with a responder (sdkproto.ClientOptions.Responders),
+//     needs its s2c.
 //
 // Line numbers, in messages and in Frame.Line, are those of the file.
 //
@@ -54,10 +56,13 @@
 // replay echoes them as recorded and a client finds its receipt.
 //
 // A runtime frame is written once the client frame that caused it has
-// been received: a response once its request has, an event or status of
-// a session once the latest prompt to that session (or to its root, for
-// a subagent's child) before it in the recording has, any other frame
-// once the client frame before it has. Within that, frames keep the
+// been received: a response once its request has; an event, a status or
+// a request of a session once the latest client frame about that session
+// (or its root, for a subagent's child) before it in the recording has,
+// which is a prompt to it or the answer to a runtime request about it;
+// any other frame once the client frame before it has. Runtime requests
+// are written with their recorded ids, and the client's response must
+// carry the same id and the recorded result or error. Within that, frames keep the
 // order of the recording; a frame whose cause has not come yet lets the
 // frames behind it that are ready go first, as a runtime serving two
 // sessions would. Client frames that arrive together (already read when

@@ -277,9 +277,12 @@ func kindOf(v json.RawMessage) byte {
 // serving: the groups of client frames, the request each response
 // answers, the client frame each runtime frame waits for.
 func (rec *Recording) link() error {
-	pending := map[string]int{} // id key of a client request awaiting its response → its index
-	prompts := map[string]int{} // session → index of its latest prompt
-	parents := map[string]string{}
+	// The requests awaiting their response, by direction and id key.
+	pending := map[Dir]map[string]int{ClientToRuntime: {}, RuntimeToClient: {}}
+	// The latest client frame of each root session: a prompt to it, or an
+	// answer to a runtime request about it.
+	latest := map[string]int{}
+	parents := map[string]string{} // child session → parent (subagent.started)
 	lastClient := -1
 	group := -1
 	prevClient := false
@@ -288,17 +291,42 @@ func (rec *Recording) link() error {
 		if f.Dir == "" {
 			switch f.Kind {
 			case Request:
-				f.Dir = ClientToRuntime // the runtime sends no requests (docs/wire.md §1)
+				// The runtime sends requests only where a client answers
+				// them (sdkproto.ClientOptions.Responders): a recording
+				// says so with s2c.
+				f.Dir = ClientToRuntime
 			case Notification:
 				f.Dir = ClientToRuntime
 				if runtimeNotifications[f.Method] {
 					f.Dir = RuntimeToClient
 				}
 			case Response:
-				if _, ok := pending[idKey(f.id)]; !ok {
+				_, toClient := pending[ClientToRuntime][idKey(f.id)]
+				_, toRuntime := pending[RuntimeToClient][idKey(f.id)]
+				switch {
+				case toClient:
+					f.Dir = RuntimeToClient
+				case toRuntime:
+					f.Dir = ClientToRuntime
+				default:
 					return fmt.Errorf("replay: line %d: a response to id %s, which no request before it awaits, so its direction cannot be told (put c2s or s2c before it)", f.Line, f.id)
 				}
-				f.Dir = RuntimeToClient
+			}
+		}
+		other := RuntimeToClient
+		if f.Dir == RuntimeToClient {
+			other = ClientToRuntime
+		}
+		// A request awaits its response; a response answers the request
+		// of the other side with its id.
+		asked := -1
+		switch f.Kind {
+		case Request:
+			pending[f.Dir][idKey(f.id)] = i
+		case Response:
+			if q, ok := pending[other][idKey(f.id)]; ok {
+				delete(pending[other], idKey(f.id))
+				asked = q
 			}
 		}
 		if f.Dir == ClientToRuntime {
@@ -310,45 +338,52 @@ func (rec *Recording) link() error {
 			rec.groups[group] = append(rec.groups[group], i)
 			prevClient = true
 			lastClient = i
-			if f.Kind == Request {
-				pending[idKey(f.id)] = i
-				if f.Method == "session/prompt" {
-					if s, ok := stringMember(f.params, "sessionId"); ok {
-						prompts[s] = i
-					}
-				}
+			var session string
+			var ok bool
+			switch {
+			case f.Kind == Request && f.Method == "session/prompt":
+				session, ok = stringMember(f.params, "sessionId")
+			case asked >= 0:
+				session, ok = sessionOf(&rec.frames[asked])
+			}
+			if ok {
+				latest[root(session, parents)] = i
 			}
 			rec.lastShutdown = f.Kind == Request && f.Method == "shutdown"
 			continue
 		}
 		prevClient = false
 		f.cause = lastClient
-		switch f.Kind {
-		case Response:
-			if q, ok := pending[idKey(f.id)]; ok {
-				delete(pending, idKey(f.id))
-				f.answers, f.cause = q, q
+		if asked >= 0 {
+			f.answers, f.cause = asked, asked
+			continue
+		}
+		if f.Method == "subagent.started" {
+			child, okc := stringMember(f.params, "childSessionId")
+			parent, okp := stringMember(f.params, "parentSessionId")
+			if okc && okp {
+				parents[child] = parent
 			}
-		case Notification:
-			if f.Method == "subagent.started" {
-				child, okc := stringMember(f.params, "childSessionId")
-				parent, okp := stringMember(f.params, "parentSessionId")
-				if okc && okp {
-					parents[child] = parent
-				}
-			}
-			s, ok := stringMember(f.params, "sessionId")
-			if !ok {
-				s, ok = stringMember(f.params, "parentSessionId")
-			}
-			if ok {
-				if p, ok := prompts[root(s, parents)]; ok {
-					f.cause = p
-				}
+		}
+		if s, ok := sessionOf(f); ok {
+			if c, ok := latest[root(s, parents)]; ok {
+				f.cause = c
 			}
 		}
 	}
 	return nil
+}
+
+// sessionOf returns the session a frame is about: its params' sessionId,
+// else their parentSessionId (subagent.started, subagent.finished).
+func sessionOf(f *frame) (string, bool) {
+	if f.Kind != Request && f.Kind != Notification {
+		return "", false
+	}
+	if s, ok := stringMember(f.params, "sessionId"); ok {
+		return s, true
+	}
+	return stringMember(f.params, "parentSessionId")
 }
 
 // root follows a session's parents (subagent.started) to its root.

@@ -305,7 +305,7 @@ func (s *server) rewrite(f *frame) []byte {
 			out = splice(out, id, "id")
 		}
 	}
-	if f.Kind == Notification && kindOf(f.params) == '{' {
+	if (f.Kind == Notification || f.Kind == Request) && kindOf(f.params) == '{' {
 		for _, m := range []string{"sessionId", "parentSessionId", "childSessionId"} {
 			if id, ok := stringMember(f.params, m); ok {
 				if c, ok := s.b.sessions[id]; ok && c != id {
