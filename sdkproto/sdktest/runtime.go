@@ -95,9 +95,10 @@ func (rt *Runtime) connect(how string) bool {
 	return true
 }
 
-// Client returns a Client connected to the runtime in process, over two
-// pipes, and initialized with InitializeParams: ClientWith(nil) the first
-// time, the same Client afterwards.
+// Client returns the runtime's Client: once one is connected (by Client
+// or ClientWith), that one; otherwise ClientWith(nil), a Client with the
+// default options, connected in process over two pipes and initialized
+// with InitializeParams.
 func (rt *Runtime) Client() *sdkproto.Client {
 	rt.t.Helper()
 	rt.mu.Lock()
