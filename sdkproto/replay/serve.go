@@ -96,12 +96,11 @@ func (rec *Recording) Serve(ctx context.Context, r io.Reader, w io.Writer) error
 		case got.oversize > 0:
 			return s.depart(nil, s.here(fmt.Sprintf("a line of %d bytes, longer than the maximum frame size (%d)", got.oversize, MaxFrameSize)))
 		}
-		f := newFrame(0, ClientToRuntime, got.line)
-		if f.Text == "" {
-			continue // a blank line is no frame (docs/wire.md §2.1)
-		}
-		if err := s.take(f); err != nil {
-			return err
+		// A blank line is no frame (docs/wire.md §2.1).
+		if f := newFrame(0, ClientToRuntime, got.line); f.Text != "" {
+			if err := s.take(f); err != nil {
+				return err
+			}
 		}
 		if got.more {
 			continue // the frames that came with it are matched first

@@ -276,3 +276,12 @@ func TestServeKeepsAShortCwd(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+// TestServeBlankLineAfterAFrame: a frame written with a blank line after
+// it is answered (the blank line ends what came together).
+func TestServeBlankLineAfterAFrame(t *testing.T) {
+	es := entries(t, "text-turn")
+	s := servePeer(t, load(t, "text-turn"))
+	s.peer.SendBytes([]byte(es[0].Frame + "\n \n"))
+	s.peer.Expect(es[1].Frame)
+}
