@@ -297,12 +297,9 @@ func publish(ctx context.Context, uri string, d *document) {
 }
 
 // hover shows the word under the position, or null off a word (and in a
-// document that is not open).
-//
-// A Conn runs a request beside the notifications read before it, not
-// after them: a hover written right after a didChange may be served on
-// the text before the change. A client that waits for the diagnostics of
-// the change, as the tests do, sees it applied.
+// document that is not open). A request starts once the notifications
+// read before it have been handled: a hover written right after a
+// didChange sees the change.
 func hover(ctx context.Context, p HoverParams) (*Hover, error) {
 	d := sessionOf(ctx).doc(p.TextDocument.URI)
 	if d == nil {

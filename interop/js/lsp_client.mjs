@@ -177,8 +177,7 @@ function checkDiagnostics(d, uri, version, text) {
 }
 
 // open opens a document and waits for its diagnostics, which the server
-// publishes once it has the text (hover waits for them: the server may
-// serve a request beside the notifications written before it).
+// publishes once it has the text.
 async function open(c, uri, text, version = 1) {
   await c.conn.sendNotification(DidOpen, { textDocument: { uri, languageId: 'plaintext', version, text } });
   const d = await c.diags.next(`the diagnostics of ${uri}`);
@@ -232,10 +231,14 @@ const scenarios = {
     assert.equal(await hover(c, uri, 0, text.indexOf('😀') + 2), null);
     assert.equal(await hover(c, uri, 0, text.indexOf('😀') + 1), null);
 
+    // A hover written right after didChange, without waiting for
+    // anything, sees the new text: the server handles a request after the
+    // notifications written before it, as vscode-jsonrpc servers do.
     const changed = 'all done\nno TODO left? TODO';
-    await c.conn.sendNotification(DidChange, { textDocument: { uri, version: 2 }, contentChanges: [{ text: changed }] });
+    c.conn.sendNotification(DidChange, { textDocument: { uri, version: 2 }, contentChanges: [{ text: changed }] });
+    const afterChange = hover(c, uri, 0, 5);
+    assert.equal((await afterChange)?.contents.value, '**done**', 'a hover right after didChange');
     checkDiagnostics(await c.diags.next('the diagnostics after didChange'), uri, 2, changed);
-    assert.equal((await hover(c, uri, 0, 5))?.contents.value, '**done**');
     await c.conn.sendNotification(DidClose, { textDocument: { uri } });
     const cleared = await c.diags.next('the diagnostics cleared by didClose');
     assert.deepEqual(cleared, { uri, diagnostics: [] });
