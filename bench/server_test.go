@@ -7,8 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +15,9 @@ import (
 
 // Workload 10: the listener helper. An rpc.Server serves a unix socket;
 // 1,000 clients (rpc.Dial) connect, each calls the round trip of workload
-// 1 once, and then all of them call at once, each on its own connection:
-// an op is one call (calls/s: the calls of all the clients per second).
+// 1 once, and then all of them call at once, each on its own connection
+// from a goroutine of its own, b.N calls in all: an op is one call
+// (calls/s: the calls of all the clients per second).
 // heap-B/conn is the heap in use (runtime.MemStats.HeapInuse, after a GC)
 // once the 1,000 clients have connected and called once, less what was in
 // use before they connected, per connection: both ends of it (the
@@ -69,11 +68,16 @@ func TestServerUnix(t *testing.T) {
 	t.Logf("%.0f B of heap, %.0f B of stack per connection", u.heapPerConn, u.stackPerConn)
 }
 
-// unixServer is an rpc.Server on a unix socket and its clients.
+// unixServer is an rpc.Server on a unix socket and its clients, each
+// with a goroutine of its own that makes the calls it is given, so that
+// the op measures calls, not goroutines started to make them (a new
+// goroutine grows its stack for go-json's encoder on its first call).
 type unixServer struct {
 	srv          *rpc.Server
 	served       chan error // Serve's
 	clients      []*rpc.Conn
+	work         []chan int // how many calls each client's goroutine is to make
+	done         chan error // each client's goroutine, once it has made them
 	heapPerConn  float64
 	stackPerConn float64
 }
@@ -92,7 +96,7 @@ func startUnixServer(dir string, n int) (*unixServer, error) {
 	}
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, lrPrompt, func(_ context.Context, p Prompt) (Reply, error) { return servePrompt(&p) })
-	u := &unixServer{srv: &rpc.Server{Options: &rpc.Options{Handler: reg}}, served: make(chan error, 1)}
+	u := &unixServer{srv: &rpc.Server{Options: &rpc.Options{Handler: reg}}, served: make(chan error, 1), done: make(chan error, n)}
 	go func() { u.served <- u.srv.Serve(l) }()
 
 	before := memInUse()
@@ -104,10 +108,23 @@ func startUnixServer(dir string, n int) (*unixServer, error) {
 			u.stop()
 			return nil, fmt.Errorf("dialing client %d of %d: %w", len(u.clients)+1, n, err)
 		}
+		work := make(chan int)
 		u.clients = append(u.clients, c)
+		u.work = append(u.work, work)
+		go func() {
+			for calls := range work {
+				var err error
+				for range calls {
+					if err = callPromptWithin(c); err != nil {
+						break
+					}
+				}
+				u.done <- err
+			}
+		}()
 	}
 	// One call each: every connection accepted, served and in use.
-	if err := u.callEach(); err != nil {
+	if err := u.callAll(n); err != nil {
 		u.stop()
 		return nil, err
 	}
@@ -125,43 +142,28 @@ func memInUse() runtime.MemStats {
 	return m
 }
 
-// callEach makes one call on every client, all at once.
-func (u *unixServer) callEach() error {
-	return u.calls(func(i int) error {
-		return callPromptWithin(u.clients[i])
-	})
-}
-
-// callAll makes n calls, from one goroutine per client, each on its own
-// connection, all at once.
+// callAll makes n calls, shared out among the clients, all at once, each
+// client on its own connection, and returns the first error.
 func (u *unixServer) callAll(n int) error {
-	var taken atomic.Int64
-	return u.calls(func(i int) error {
-		for taken.Add(1) <= int64(n) {
-			if err := callPromptWithin(u.clients[i]); err != nil {
-				return err
-			}
+	for i, w := range u.work {
+		calls := n / len(u.work)
+		if i < n%len(u.work) {
+			calls++
 		}
-		return nil
-	})
-}
-
-// calls runs fn for every client on a goroutine of its own, and returns
-// the first error.
-func (u *unixServer) calls(fn func(i int) error) error {
-	var (
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		first   error
-	)
-	for i := range u.clients {
-		wg.Go(func() {
-			if err := fn(i); err != nil {
-				errOnce.Do(func() { first = err })
-			}
-		})
+		w <- calls
 	}
-	wg.Wait()
+	var first error
+	timeout := time.After(serverWait + time.Duration(n/len(u.work)+1)*serverWait/100)
+	for range u.work {
+		select {
+		case err := <-u.done:
+			if first == nil {
+				first = err
+			}
+		case <-timeout:
+			return fmt.Errorf("the clients had not made their %d calls in time", n)
+		}
+	}
 	return first
 }
 
@@ -176,6 +178,9 @@ func callPromptWithin(c *rpc.Conn) error {
 // stop closes the clients, shuts the server down, and waits for
 // everything to end, each wait bounded by serverWait.
 func (u *unixServer) stop() error {
+	for _, w := range u.work {
+		close(w)
+	}
 	for _, c := range u.clients {
 		c.Close()
 	}
