@@ -173,10 +173,7 @@ func (b ContentBlock) Raw() json.RawMessage { return b.k.raw }
 
 // Member returns the raw JSON of the member key as decoded, or nil when
 // the member was absent or b was built in Go.
-func (b ContentBlock) Member(key string) json.RawMessage {
-	ms, _, _ := parseObject(b.k.raw)
-	return lookup(ms, key)
-}
+func (b ContentBlock) Member(key string) json.RawMessage { return memberOf(b.k, key) }
 
 // Failed reports the tool-result flag: IsError when set, else false.
 func (b ContentBlock) Failed() bool { return b.IsError != nil && *b.IsError }
@@ -197,22 +194,17 @@ func (b *ContentBlock) fieldsAt(depth int) []field {
 	}
 	up := func() bool { return b.IsUpload() }
 	fs = append(fs,
-		field{"text", func(r json.RawMessage) { b.Text, _ = asString(r) }, func() (json.RawMessage, bool) {
+		field{"text", func(r json.RawMessage) held { b.Text, _ = memberString(r); return heldOther }, func() (json.RawMessage, bool) {
 			return marshal(b.Text), present(BlockTypeText, BlockTypeReasoning) || b.Text != ""
 		}},
-		value("attachment", &b.Attachment, func() bool { return b.Attachment != nil }),
+		optValue("attachment", &b.Attachment),
 		strWhen("id", &b.ID, func() bool { return present(BlockTypeToolCall) }),
 		strWhen("name", &b.Name, func() bool { return present(BlockTypeToolCall) }),
 		strWhen("arguments", &b.Arguments, func() bool { return present(BlockTypeToolCall) }),
 		strWhen("toolCallId", &b.ToolCallID, func() bool { return present(BlockTypeToolResult) }),
-		field{"content", func(r json.RawMessage) { b.Content, _ = decodeBlocksAt(r, depth+1) }, func() (json.RawMessage, bool) {
-			if b.Content == nil && !present(BlockTypeToolResult) {
-				return nil, false
-			}
-			return encodeBlocks(b.Content), true
-		}},
+		blocksField("content", &b.Content, depth+1, func() bool { return b.Content != nil || present(BlockTypeToolResult) }),
 		optBoolPtr("isError", &b.IsError),
-		field{"data", func(r json.RawMessage) { b.hasData = true; b.Data, _ = asString(r) }, func() (json.RawMessage, bool) {
+		field{"data", func(r json.RawMessage) held { b.hasData = true; b.Data, _ = memberString(r); return heldOther }, func() (json.RawMessage, bool) {
 			return marshal(b.Data), up()
 		}},
 		strWhen("mimeType", &b.MimeType, func() bool { return up() && (b.MimeType != "" || b.k.raw == nil) }),
@@ -222,29 +214,35 @@ func (b *ContentBlock) fieldsAt(depth int) []field {
 
 // strWhen is a string member written when when() holds or it is non-empty.
 func strWhen(key string, p *string, when func() bool) field {
-	return field{key, func(r json.RawMessage) { *p, _ = asString(r) },
+	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
 		func() (json.RawMessage, bool) { return marshal(*p), when() || *p != "" }}
 }
 
 // UnmarshalJSON decodes any JSON value into b, keeping its bytes.
-func (b *ContentBlock) UnmarshalJSON(data []byte) error { return b.decode(data, 0) }
+func (b *ContentBlock) UnmarshalJSON(data []byte) error { return b.decode(data, 0, false) }
 
 // maxContentDepth bounds the nesting of content blocks that is decoded
 // (tool results holding tool results...; upstream's tool results hold
 // text and image blocks only, one level). Each level of decoding re-reads
-// and re-encodes the levels below it, so the cost grows with the square
-// of the depth times the size, and faster for deep narrow input: 500
-// levels (17 KB) took 22 s before the bound. A block deeper than the
+// the levels below it, and encoding a changed block re-encodes them, so
+// the cost grows with the square of the depth times the size, and faster
+// for deep narrow input: 500 levels (17 KB) took 22 s without the bound. A block deeper than the
 // bound fails to decode, so the content array holding it stays undecoded
 // (Content nil) but is kept verbatim in the enclosing block's bytes.
 const maxContentDepth = 4
 
 var errContentTooDeep = errors.New("sdkproto: content blocks nested too deeply")
 
-func (b *ContentBlock) decode(data []byte, depth int) error {
+// decode decodes a block nested depth levels deep in content; valid says
+// data is a value taken from a validated object (see decodeValidFields).
+func (b *ContentBlock) decode(data []byte, depth int, valid bool) error {
 	*b = ContentBlock{}
 	if depth > maxContentDepth {
 		return errContentTooDeep
+	}
+	if valid {
+		b.isObject = decodeValidFields(&b.k, data, b.fieldsAt(depth))
+		return nil
 	}
 	obj, err := decodeFields(&b.k, data, b.fieldsAt(depth))
 	b.isObject = obj
@@ -267,7 +265,7 @@ func (r *ImageAttachmentRef) fields() []field {
 		reqInt("width", &r.Width),
 		reqInt("height", &r.Height),
 		optString("name", &r.Name),
-		value("originalDimensions", &r.OriginalDimensions, func() bool { return r.OriginalDimensions != nil }),
+		optValue("originalDimensions", &r.OriginalDimensions),
 	}
 }
 
@@ -301,23 +299,42 @@ func objectOnly(isObject bool, err error) error {
 	return err
 }
 
-// decodeBlocks decodes a JSON array of blocks; ok is false (and blocks nil)
-// when r is not an array. An empty array gives a non-nil empty slice.
+// decodeBlocks decodes a JSON array of blocks, a value taken from a
+// validated object; ok is false (and blocks nil) when r is not an array.
+// An empty array gives a non-nil empty slice.
 func decodeBlocks(r json.RawMessage) (blocks []ContentBlock, ok bool) { return decodeBlocksAt(r, 0) }
 
 // decodeBlocksAt decodes the content of a block depth-1 levels deep.
 func decodeBlocksAt(r json.RawMessage, depth int) (blocks []ContentBlock, ok bool) {
-	elems, ok := splitArray(r)
-	if !ok {
+	elems := elements(r)
+	if elems == nil {
 		return nil, false
 	}
 	blocks = make([]ContentBlock, len(elems))
 	for i, e := range elems {
-		if blocks[i].decode(e, depth) != nil {
+		if blocks[i].decode(e, depth, true) != nil {
 			return nil, false
 		}
 	}
 	return blocks, true
+}
+
+// blocksField is a member holding content blocks nested depth-1 levels
+// deep, written when present reports so. Content that does not decode
+// leaves the field nil.
+func blocksField(key string, p *[]ContentBlock, depth int, present func() bool) field {
+	return field{key, func(r json.RawMessage) held {
+		var ok bool
+		if *p, ok = decodeBlocksAt(r, depth); ok {
+			return heldAsIs // blocks keep their bytes: they encode as r does
+		}
+		return heldOther
+	}, func() (json.RawMessage, bool) {
+		if !present() {
+			return nil, false
+		}
+		return encodeBlocks(*p), true
+	}}
 }
 
 func encodeBlocks(blocks []ContentBlock) json.RawMessage {

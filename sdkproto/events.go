@@ -1,6 +1,7 @@
 package sdkproto
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 )
@@ -115,23 +116,26 @@ func (e *Event) fields() []field {
 		reqInt("time", &e.Time),
 		optRaw("data", &e.Data),
 		optBool("ignorable", &e.Ignorable),
-		field{"sourceEventSeqs", func(r json.RawMessage) {
+		field{"sourceEventSeqs", func(r json.RawMessage) held {
 			var s []int64
-			if kindOf(r) == kindArray && json.Unmarshal(r, &s) == nil {
-				if s == nil {
-					s = []int64{}
-				}
-				e.SourceEventSeqs = s
+			if kindOf(r) != kindArray || json.Unmarshal(r, &s) != nil {
+				return heldBefore
 			}
+			if s == nil {
+				s = []int64{}
+			}
+			e.SourceEventSeqs = s
+			return heldOther
 		}, func() (json.RawMessage, bool) { return marshal(e.SourceEventSeqs), e.SourceEventSeqs != nil }},
-		value("surfaceOp", &e.SurfaceOp, func() bool { return e.SurfaceOp != nil }),
+		optValue("surfaceOp", &e.SurfaceOp),
 	}
 }
 
 // UnmarshalJSON decodes an envelope; it fails with ErrNoEnvelope when data
 // is not an object with a string type.
 func (e *Event) UnmarshalJSON(data []byte) error {
-	ms, ok, err := parseObject(data)
+	raw := append(json.RawMessage(nil), bytes.TrimSpace(data)...)
+	ms, ok, err := parseObject(raw)
 	if err != nil {
 		return err
 	}
@@ -139,8 +143,22 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		return ErrNoEnvelope
 	}
 	*e = Event{}
-	_, err = decodeFields(&e.k, data, e.fields())
-	return err
+	decodeMembers(&e.k, raw, ms, e.fields())
+	return nil
+}
+
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (e *Event) decodeValid(r json.RawMessage) error {
+	if kindOf(r) != kindObject {
+		return ErrNoEnvelope
+	}
+	ms := splitObject(r)
+	if kindOf(lookup(ms, "type")) != kindString {
+		return ErrNoEnvelope
+	}
+	*e = Event{}
+	decodeMembers(&e.k, r, ms, e.fields())
+	return nil
 }
 
 // MarshalJSON encodes e: type, seq, time, data, then ignorable,
@@ -215,11 +233,15 @@ func (p SessionEventParams) CheckEnvelope() error {
 	if p.k.raw == nil && raw == nil && p.Event.Type != "" {
 		return nil // built in Go
 	}
-	if kindOf(raw) == kindObject {
-		ms, _, _ := parseObject(raw)
-		if kindOf(lookup(ms, "type")) == kindString {
-			return nil
+	ms := p.Event.k.ms
+	if !sameBytes(raw, p.Event.k.raw) {
+		ms = nil
+		if kindOf(raw) == kindObject {
+			ms = splitObject(raw)
 		}
+	}
+	if kindOf(lookup(ms, "type")) == kindString {
+		return nil
 	}
 	text := "undefined"
 	if raw != nil {
@@ -250,12 +272,10 @@ func (e Event) CheckAssistantContent() error {
 	if e.Type != EventAssistantMessage {
 		return nil
 	}
-	data, _, _ := parseObject(e.Data)
-	msg, _, _ := parseObject(lookup(data, "message"))
-	content, ok := splitArray(lookup(msg, "content"))
+	content := elements(dig(e.Data, "message", "content"))
+	ok := content != nil
 	for _, b := range content {
-		bm, isObj, _ := parseObject(b)
-		if !isObj || kindOf(lookup(bm, "type")) != kindString {
+		if kindOf(get(b, "type")) != kindString {
 			ok = false
 		}
 	}
@@ -280,12 +300,9 @@ func (e Event) ReceiptIDs() []string {
 	if e.Type != EventAgentInboxSpliced {
 		return nil
 	}
-	data, _, _ := parseObject(e.Data)
-	inserted, _ := splitArray(lookup(data, "inserted"))
 	var ids []string
-	for _, m := range inserted {
-		ms, _, _ := parseObject(m)
-		if id, ok := asString(lookup(ms, "id")); ok {
+	for _, m := range elements(dig(e.Data, "inserted")) {
+		if id, ok := memberString(get(m, "id")); ok {
 			ids = append(ids, id)
 		}
 	}
@@ -300,9 +317,7 @@ func (e Event) TurnEndReasonKind() (TurnEndKind, error) {
 	if e.Type != EventTurnEnd {
 		return "", typeMismatch(e.Type, EventTurnEnd)
 	}
-	data, _, _ := parseObject(e.Data)
-	reason, _, _ := parseObject(lookup(data, "reason"))
-	kind, ok := asString(lookup(reason, "kind"))
+	kind, ok := memberString(dig(e.Data, "reason", "kind"))
 	if !ok {
 		return "", &ProtocolError{"turn/end event requires a string data.reason.kind"}
 	}
@@ -315,8 +330,6 @@ func (e Event) ChunkType() (t ChunkType, ok bool) {
 	if e.Type != EventAssistantChunk {
 		return "", false
 	}
-	data, _, _ := parseObject(e.Data)
-	chunk, _, _ := parseObject(lookup(data, "chunk"))
-	s, ok := asString(lookup(chunk, "type"))
+	s, ok := memberString(dig(e.Data, "chunk", "type"))
 	return ChunkType(s), ok
 }

@@ -21,8 +21,7 @@ func (m *Message) fields() []field {
 	return []field{
 		reqString("id", &m.ID),
 		reqString("role", &m.Role),
-		field{"content", func(r json.RawMessage) { m.Content, _ = decodeBlocks(r) },
-			func() (json.RawMessage, bool) { return encodeBlocks(m.Content), true }},
+		blocksField("content", &m.Content, 0, func() bool { return true }),
 		value("source", &m.Source, func() bool { return true }),
 	}
 }

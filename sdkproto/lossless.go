@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/linerpc/linerpc/internal/wire"
 )
@@ -14,71 +16,130 @@ import (
 // encoded again, returns them unchanged, or, if a known member was modified
 // in Go, rewrites only that member and keeps every other member (unknown
 // ones included) with its original spelling and position.
+//
+// An object is read once: validated by wire's scanner, then split into its
+// members (wire.AppendMembers), which the value keeps beside its bytes, so
+// that looking a member up (Member, the checks) costs no second parse.
+// Values nested in it are taken from those members, which are valid
+// already: they are delimited, never validated again.
 
-// member is one member of a JSON object, in document order.
+// maxDepth bounds the nesting of the values this package decodes; deeper
+// input fails to decode. It is encoding/json's limit, which json.Marshal
+// applies to the output of MarshalJSON methods, so that what decodes here
+// encodes there. An object's members may each nest maxDepth deep.
+const maxDepth = 10000
+
+var errTooDeep = errors.New("sdkproto: JSON exceeded max depth")
+
+// validate checks that data is one JSON value (JSON white space around it
+// allowed) nested at most limit deep.
+func validate(data []byte, limit int) error {
+	_, depth, err := wire.ScanValue(data)
+	if err != nil {
+		return err
+	}
+	if depth > limit {
+		return errTooDeep
+	}
+	return nil
+}
+
+// member is one member of an encoded object: a field's encoding, as
+// encodeFields compares and writes them.
 type member struct {
 	key   string
 	value json.RawMessage
+	// asIs says that value is the member's value as decoded, which the
+	// field holds whole, so that its encoding is value compacted: the
+	// compaction waits for an encoding that needs it (see held).
+	asIs bool
 }
 
-// parseObject splits a JSON object into its members in document order
-// (duplicates included). ok is false when data is not an object.
-func parseObject(data []byte) (members []member, ok bool, err error) {
+// encoded returns the member's encoding.
+func (m member) encoded() json.RawMessage {
+	if m.asIs {
+		return wire.Compact(m.value) // valid: a member of a validated object
+	}
+	return m.value
+}
+
+// parseObject validates data, less the white space that bytes.TrimSpace
+// removes around it, as one JSON object whose members nest at most
+// maxDepth deep, and returns its members in document order, duplicates
+// included; they alias data. ok is false when data is not an object.
+func parseObject(data []byte) (members []wire.Member, ok bool, err error) {
 	data = bytes.TrimSpace(data)
 	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	if _, err := d.Token(); err != nil {
+	if err := validate(data, maxDepth+1); err != nil {
 		return nil, true, err
 	}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, true, err
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := d.Decode(&v); err != nil {
-			return nil, true, err
-		}
-		members = append(members, member{key, v})
-	}
-	if _, err := d.Token(); err != nil {
-		return nil, true, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, true, errors.New("sdkproto: trailing data after JSON object")
-	}
-	return members, true, nil
+	return splitObject(data), true, nil
 }
 
 // lookup returns the value of the last member called key (JSON.parse keeps
 // the last duplicate), or nil when there is none.
-func lookup(ms []member, key string) json.RawMessage {
-	var v json.RawMessage
-	for _, m := range ms {
-		if m.key == key {
-			v = m.value
+func lookup(ms []wire.Member, key string) json.RawMessage { return wire.Last(ms, key) }
+
+// get returns the value of the last member called key of obj, a value
+// taken from a validated object, or nil when there is none or obj is not
+// an object.
+func get(obj json.RawMessage, key string) json.RawMessage { return wire.Lookup(obj, key) }
+
+// sameBytes reports whether a and b are the same bytes in memory, so that
+// what is known of one (its members) holds for the other.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// dig validates obj as parseObject does and returns the value at the end
+// of keys, each looked up in the value before it: nil when obj is not a
+// valid object or a member on the way is missing or not an object.
+func dig(obj json.RawMessage, keys ...string) json.RawMessage {
+	v := json.RawMessage(bytes.TrimSpace(obj))
+	if kindOf(v) != kindObject || validate(v, maxDepth+1) != nil {
+		return nil
+	}
+	for _, k := range keys {
+		if v = get(v, k); v == nil {
+			return nil
 		}
 	}
 	return v
 }
 
+// held is what a field holds once its decoder ran on a member's value.
+type held uint8
+
+const (
+	// heldOther: a value of its own, whose encoding is computed.
+	heldOther held = iota
+	// heldAsIs: the member's value, decoded whole, which encodes as that
+	// value compacted (an object of this package that kept its bytes,
+	// raw JSON). Its encoding at decode time is known without being
+	// computed: only the rare encoding that finds the value changed needs
+	// it, which keeps decoding from encoding every nested value again.
+	heldAsIs
+	// heldBefore: what it held before; the decoder refused the value.
+	heldBefore
+)
+
 // field binds a JSON member name to a Go field of an object type. dec
 // stores a member's value (and may refuse a value of the wrong JSON type,
-// leaving the field at its zero value); enc returns the member's encoding
-// and whether the member is present.
+// leaving the field at its zero value) and says what the field then holds;
+// enc returns the member's encoding and whether the member is present.
 type field struct {
 	key string
-	dec func(raw json.RawMessage)
+	dec func(raw json.RawMessage) held
 	enc func() (json.RawMessage, bool)
 }
 
-// keep is embedded state of a decoded object: the bytes it came from and
-// the encoding of its known members right after decoding.
+// keep is embedded state of a decoded object: the bytes it came from, their
+// members, and the encoding of its known members right after decoding.
 type keep struct {
 	raw  json.RawMessage // nil for a value built in Go
+	ms   []wire.Member   // the members of raw, when it is an object
 	then []member        // encoding of the fields at decode time
 }
 
@@ -86,35 +147,88 @@ type keep struct {
 // A value that is not an object leaves the fields at zero and is kept as is
 // when object is false; with object true it is an error.
 func decodeFields(k *keep, data []byte, fields []field) (isObject bool, err error) {
-	ms, ok, err := parseObject(data)
-	if err != nil {
-		return ok, err
-	}
-	if !ok {
-		if !json.Valid(data) {
+	trimmed := bytes.TrimSpace(data)
+	if kindOf(trimmed) != kindObject {
+		if validate(data, maxDepth) != nil {
 			return false, errors.New("sdkproto: invalid JSON")
 		}
-		*k = keep{raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}
-		k.then = encodeMembers(fields) // the fields of an empty object, for encodeFields
+		*k = keep{raw: append(json.RawMessage(nil), trimmed...)}
+		k.then = snapshot(fields, nil) // the fields of an empty object, for encodeFields
 		return false, nil
 	}
+	raw := append(json.RawMessage(nil), trimmed...)
+	ms, _, err := parseObject(raw)
+	if err != nil {
+		return true, err
+	}
+	decodeMembers(k, raw, ms, fields)
+	return true, nil
+}
+
+// decodeValidFields is decodeFields for r, a value taken from a validated
+// object: it is not validated again, and the value keeps r itself, which
+// no one modifies, rather than a copy.
+func decodeValidFields(k *keep, r json.RawMessage, fields []field) (isObject bool) {
+	if kindOf(r) != kindObject {
+		*k = keep{raw: r}
+		k.then = snapshot(fields, nil)
+		return false
+	}
+	decodeMembers(k, r, splitObject(r), fields)
+	return true
+}
+
+// splitObject returns the members of obj, a valid object.
+func splitObject(obj json.RawMessage) []wire.Member {
+	return wire.AppendMembers(make([]wire.Member, 0, 8), obj)
+}
+
+// decodeMembers decodes the members ms of the object raw, bytes the value
+// keeps (that no one modifies), into fields, and records both in k.
+func decodeMembers(k *keep, raw json.RawMessage, ms []wire.Member, fields []field) {
+	var buf [16]json.RawMessage // the member each field holds as is, if any
+	var asIs []json.RawMessage
+	if len(fields) <= len(buf) {
+		asIs = buf[:len(fields)]
+	} else {
+		asIs = make([]json.RawMessage, len(fields))
+	}
 	for _, m := range ms {
-		for _, f := range fields {
-			if f.key == m.key {
-				f.dec(m.value)
+		for i, f := range fields {
+			if f.key != string(m.Key) {
+				continue
+			}
+			switch f.dec(m.Value) {
+			case heldAsIs:
+				asIs[i] = m.Value
+			case heldOther:
+				asIs[i] = nil
 			}
 		}
 	}
-	k.raw = append(json.RawMessage(nil), bytes.TrimSpace(data)...)
-	k.then = encodeMembers(fields) // after k.raw: some fields' presence depends on it
-	return true, nil
+	k.raw, k.ms = raw, ms
+	k.then = snapshot(fields, asIs) // after k.raw: some fields' presence depends on it
+}
+
+// snapshot is the encoding of fields right after decoding: asIs[i], when
+// set, is the member's value that field i holds as is.
+func snapshot(fields []field, asIs []json.RawMessage) []member {
+	var out []member
+	for i, f := range fields {
+		if i < len(asIs) && asIs[i] != nil {
+			out = append(out, member{key: f.key, value: asIs[i], asIs: true})
+		} else if v, ok := f.enc(); ok {
+			out = append(out, member{key: f.key, value: v})
+		}
+	}
+	return out
 }
 
 func encodeMembers(fields []field) []member {
 	var out []member
 	for _, f := range fields {
 		if v, ok := f.enc(); ok {
-			out = append(out, member{f.key, v})
+			out = append(out, member{key: f.key, value: v})
 		}
 	}
 	return out
@@ -138,10 +252,6 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 	if sameMembers(k.then, now) {
 		return raw, nil
 	}
-	ms, ok, err := parseObject(raw)
-	if err != nil || !ok {
-		return buildObject(now), nil
-	}
 	known := map[string]bool{}
 	for _, f := range fields {
 		known[f.key] = true
@@ -149,7 +259,8 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 	thenV, nowV := index(k.then), index(now)
 	emitted := map[string]bool{}
 	var out []member
-	for _, m := range ms {
+	for _, km := range k.ms { // none when raw is not an object
+		m := member{key: string(km.Key), value: km.Value}
 		if !known[m.key] {
 			out = append(out, m)
 			continue
@@ -161,7 +272,7 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 			out = append(out, m) // unchanged: keep the original spelling
 		case inNow:
 			if !emitted[m.key] {
-				out = append(out, member{m.key, nv})
+				out = append(out, member{key: m.key, value: nv})
 			}
 		case !inThen:
 			out = append(out, m) // a value the typed view could not hold, untouched
@@ -180,17 +291,17 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 func index(ms []member) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(ms))
 	for _, m := range ms {
-		out[m.key] = m.value
+		out[m.key] = m.encoded()
 	}
 	return out
 }
 
-func sameMembers(a, b []member) bool {
-	if len(a) != len(b) {
+func sameMembers(then, now []member) bool {
+	if len(then) != len(now) {
 		return false
 	}
-	for i := range a {
-		if a[i].key != b[i].key || !bytes.Equal(a[i].value, b[i].value) {
+	for i := range then {
+		if then[i].key != now[i].key || !bytes.Equal(then[i].encoded(), now[i].value) {
 			return false
 		}
 	}
@@ -203,17 +314,77 @@ func buildObject(ms []member) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, marshal(m.key)...)
+		b = appendQuoted(b, m.key)
 		b = append(b, ':')
 		b = append(b, m.value...)
 	}
 	return append(b, '}')
 }
 
+// appendQuoted appends the JSON string of s, as JSON.stringify writes it
+// (and encoding/json without HTML escaping).
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = wire.AppendStringContent(b, []byte(s))
+	return append(b, '"')
+}
+
 // marshal encodes v compactly without HTML escaping, as JSON.stringify does.
 // It is used for strings, numbers, booleans and types of this package,
-// which cannot fail to encode.
+// which cannot fail to encode. The types the package encodes most are
+// written here directly, as encoding/json would write them; the others,
+// and output of MarshalJSON that encoding/json would refuse (which then
+// panics with its error), go through wire.Stringify.
 func marshal(v any) json.RawMessage {
+	switch v := v.(type) {
+	case string:
+		return appendQuoted(nil, v)
+	case int64:
+		return strconv.AppendInt(nil, v, 10)
+	case bool:
+		return strconv.AppendBool(nil, v)
+	case []int64:
+		if v == nil {
+			return json.RawMessage("null")
+		}
+		b := []byte{'['}
+		for i, n := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, n, 10)
+		}
+		return append(b, ']')
+	case []ContentBlock:
+		if v == nil {
+			return json.RawMessage("null")
+		}
+		b := []byte{'['}
+		for i, blk := range v {
+			e, err := blk.MarshalJSON()
+			if err != nil || validate(e, maxDepth) != nil {
+				return stringify(v)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, wire.Compact(e)...)
+		}
+		return append(b, ']')
+	case json.Marshaler:
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return json.RawMessage("null")
+		}
+		// encoding/json checks and compacts what MarshalJSON returns.
+		if e, err := v.MarshalJSON(); err == nil && validate(e, maxDepth) == nil {
+			return append(json.RawMessage(nil), wire.Compact(e)...)
+		}
+	}
+	return stringify(v)
+}
+
+// stringify is marshal through encoding/json.
+func stringify(v any) json.RawMessage {
 	b, err := wire.Stringify(v)
 	if err != nil {
 		panic("sdkproto: " + err.Error())
@@ -225,30 +396,32 @@ func marshal(v any) json.RawMessage {
 // sends them); "opt" members are written only when set.
 
 func reqString(key string, p *string) field {
-	return field{key, func(r json.RawMessage) { *p, _ = asString(r) },
+	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
 		func() (json.RawMessage, bool) { return marshal(*p), true }}
 }
 
 func optString(key string, p *string) field {
-	return field{key, func(r json.RawMessage) { *p, _ = asString(r) },
+	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
 		func() (json.RawMessage, bool) { return marshal(*p), *p != "" }}
 }
 
 func reqInt(key string, p *int64) field {
-	return field{key, func(r json.RawMessage) { *p, _ = wire.NumberInt64(r) },
+	return field{key, func(r json.RawMessage) held { *p, _ = wire.NumberInt64(r); return heldOther },
 		func() (json.RawMessage, bool) { return marshal(*p), true }}
 }
 
 func optBool(key string, p *bool) field {
-	return field{key, func(r json.RawMessage) { *p, _ = asBool(r) },
+	return field{key, func(r json.RawMessage) held { *p, _ = asBool(r); return heldOther },
 		func() (json.RawMessage, bool) { return marshal(*p), *p }}
 }
 
 func optBoolPtr(key string, p **bool) field {
-	return field{key, func(r json.RawMessage) {
+	return field{key, func(r json.RawMessage) held {
 		if b, ok := asBool(r); ok {
 			*p = &b
+			return heldOther
 		}
+		return heldBefore
 	}, func() (json.RawMessage, bool) {
 		if *p == nil {
 			return nil, false
@@ -258,18 +431,42 @@ func optBoolPtr(key string, p **bool) field {
 }
 
 func optRaw(key string, p *json.RawMessage) field {
-	return field{key, func(r json.RawMessage) { *p = append(json.RawMessage(nil), r...) },
+	return field{key, func(r json.RawMessage) held { *p = append(json.RawMessage(nil), r...); return heldAsIs },
 		func() (json.RawMessage, bool) { return compact(*p), *p != nil }}
 }
 
+// unmarshaler is a type of this package that decodes itself.
+type unmarshaler[T any] interface {
+	*T
+	json.Unmarshaler
+}
+
+// validDecoder is a type of this package that decodes a value taken from
+// a validated object as UnmarshalJSON would, without validating it again
+// and keeping the bytes rather than a copy (see decodeValidFields).
+type validDecoder interface {
+	decodeValid(r json.RawMessage) error
+}
+
+// decodeMember decodes r, a member's value, into v.
+func decodeMember(v json.Unmarshaler, r json.RawMessage) error {
+	if d, ok := v.(validDecoder); ok {
+		return d.decodeValid(r)
+	}
+	return v.UnmarshalJSON(r)
+}
+
 // value is a field whose Go type has its own JSON methods; present reports
-// whether it is written.
-func value[T any](key string, p *T, present func() bool) field {
-	return field{key, func(r json.RawMessage) {
+// whether it is written. A value the type refuses leaves the field as it
+// was.
+func value[T any, PT unmarshaler[T]](key string, p *T, present func() bool) field {
+	return field{key, func(r json.RawMessage) held {
 		var v T
-		if json.Unmarshal(r, &v) == nil {
-			*p = v
+		if decodeMember(PT(&v), r) != nil {
+			return heldBefore
 		}
+		*p = v
+		return heldAsIs
 	}, func() (json.RawMessage, bool) {
 		if !present() {
 			return nil, false
@@ -278,20 +475,57 @@ func value[T any](key string, p *T, present func() bool) field {
 	}}
 }
 
-func compact(r json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, r) != nil {
-		return r
-	}
-	return buf.Bytes()
+// optValue is value for a member held by pointer, written when set; null
+// sets it to nil, as encoding/json decodes null into a pointer.
+func optValue[T any, PT unmarshaler[T]](key string, p **T) field {
+	return field{key, func(r json.RawMessage) held {
+		if kindOf(r) == kindNull {
+			*p = nil
+			return heldOther
+		}
+		v := new(T)
+		if decodeMember(PT(v), r) != nil {
+			return heldBefore
+		}
+		*p = v
+		return heldAsIs
+	}, func() (json.RawMessage, bool) {
+		if *p == nil {
+			return nil, false
+		}
+		return marshal(*p), true
+	}}
 }
 
+// compact returns r without white space outside its strings, or r itself
+// when it is not valid JSON (nested at most maxDepth deep).
+func compact(r json.RawMessage) json.RawMessage {
+	if validate(r, maxDepth) != nil {
+		return r
+	}
+	return wire.Compact(r)
+}
+
+// asString returns the string r holds, decoded as encoding/json decodes
+// it (each byte of invalid UTF-8 read as U+FFFD); ok is false when r is not
+// a valid JSON string.
 func asString(r json.RawMessage) (string, bool) {
-	var s string
-	if kindOf(r) != kindString || json.Unmarshal(r, &s) != nil {
+	if kindOf(r) != kindString || validate(r, maxDepth) != nil {
 		return "", false
 	}
-	return s, true
+	return memberString(r)
+}
+
+// memberString is asString for a value taken from a validated object.
+func memberString(r json.RawMessage) (string, bool) {
+	tok := bytes.TrimSpace(r)
+	if wire.KindOf(tok) != kindString {
+		return "", false
+	}
+	if s, ok := wire.StringContent(tok); ok && utf8.Valid(s) {
+		return string(s), true
+	}
+	return string(wire.AppendUnquoteUTF8(nil, tok)), true
 }
 
 func asBool(r json.RawMessage) (bool, bool) {
@@ -318,16 +552,25 @@ const (
 func kindOf(r json.RawMessage) wire.Kind { return wire.KindOf(bytes.TrimSpace(r)) }
 
 // splitArray returns the elements of a JSON array; ok is false when r is
-// not an array.
+// not a valid array.
 func splitArray(r json.RawMessage) (elems []json.RawMessage, ok bool) {
+	if kindOf(r) != kindArray || validate(r, maxDepth) != nil {
+		return nil, false
+	}
+	return elements(r), true
+}
+
+// elements returns the elements of r, a value taken from a validated
+// object, or nil when it is not an array; they alias r. An empty array
+// gives a non-nil empty slice.
+func elements(r json.RawMessage) []json.RawMessage {
 	if kindOf(r) != kindArray {
-		return nil, false
+		return nil
 	}
-	if err := json.Unmarshal(r, &elems); err != nil {
-		return nil, false
-	}
-	if elems == nil {
-		elems = []json.RawMessage{}
-	}
-	return elems, true
+	elems := []json.RawMessage{}
+	wire.Elements(bytes.TrimSpace(r), func(e []byte) bool {
+		elems = append(elems, e)
+		return true
+	})
+	return elems
 }

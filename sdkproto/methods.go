@@ -3,6 +3,7 @@ package sdkproto
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/linerpc/linerpc/rpc"
 )
@@ -115,12 +116,12 @@ func (o OptionalInt) MarshalJSON() ([]byte, error) {
 	if o.raw == nil {
 		return []byte("null"), nil
 	}
-	return compact(o.raw), nil
+	return slices.Clone(compact(o.raw)), nil
 }
 
 // UnmarshalJSON keeps any JSON value as is.
 func (o *OptionalInt) UnmarshalJSON(data []byte) error {
-	if !json.Valid(data) {
+	if validate(data, maxDepth) != nil {
 		return errors.New("sdkproto: invalid JSON")
 	}
 	o.raw = append(json.RawMessage(nil), data...)
@@ -149,12 +150,12 @@ func (o OptionalString) MarshalJSON() ([]byte, error) {
 	if o.raw == nil {
 		return []byte("null"), nil
 	}
-	return compact(o.raw), nil
+	return slices.Clone(compact(o.raw)), nil
 }
 
 // UnmarshalJSON keeps any JSON value as is.
 func (o *OptionalString) UnmarshalJSON(data []byte) error {
-	if !json.Valid(data) {
+	if validate(data, maxDepth) != nil {
 		return errors.New("sdkproto: invalid JSON")
 	}
 	o.raw = append(json.RawMessage(nil), data...)
@@ -230,8 +231,7 @@ type SessionPromptParams struct {
 func (p *SessionPromptParams) fields() []field {
 	return []field{
 		reqString("sessionId", &p.SessionID),
-		field{"contentBlocks", func(r json.RawMessage) { p.ContentBlocks, _ = decodeBlocks(r) },
-			func() (json.RawMessage, bool) { return encodeBlocks(p.ContentBlocks), true }},
+		blocksField("contentBlocks", &p.ContentBlocks, 0, func() bool { return true }),
 	}
 }
 
@@ -408,10 +408,7 @@ func (p *SubagentFinishedParams) fields() []field {
 		reqString("childSessionId", &p.ChildSessionID),
 		reqString("status", (*string)(&p.Status)),
 		reqString("stopReason", (*string)(&p.StopReason)),
-		field{"lastAssistantMessage", func(r json.RawMessage) { p.LastAssistantMessage, _ = decodeBlocks(r) },
-			func() (json.RawMessage, bool) {
-				return encodeBlocks(p.LastAssistantMessage), p.LastAssistantMessage != nil
-			}},
+		blocksField("lastAssistantMessage", &p.LastAssistantMessage, 0, func() bool { return p.LastAssistantMessage != nil }),
 	}
 }
 
@@ -431,7 +428,6 @@ func (p SubagentFinishedParams) Member(key string) json.RawMessage { return memb
 // transport normalises params.
 func paramsObject(isObject bool, err error) error { return err }
 
-func memberOf(k keep, key string) json.RawMessage {
-	ms, _, _ := parseObject(k.raw)
-	return lookup(ms, key)
-}
+// memberOf returns the raw value of the member key of the object k keeps
+// (the last, when duplicated), or nil.
+func memberOf(k keep, key string) json.RawMessage { return lookup(k.ms, key) }

@@ -156,8 +156,6 @@ func isRootIdle(n Notification, root string) bool {
 // assistantContent returns data.message.content of an assistant/message
 // (already checked to be an array of typed objects).
 func assistantContent(e Event) []ContentBlock {
-	data, _, _ := parseObject(e.Data)
-	msg, _, _ := parseObject(lookup(data, "message"))
-	blocks, _ := decodeBlocks(lookup(msg, "content"))
+	blocks, _ := decodeBlocks(dig(e.Data, "message", "content"))
 	return blocks
 }

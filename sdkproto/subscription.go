@@ -61,23 +61,19 @@ func (n Notification) TextDelta() (string, bool) {
 	if n.Method != SessionEvent.Name() {
 		return "", false
 	}
-	ms, _, _ := parseObject(n.Params)
-	ev, _, _ := parseObject(lookup(ms, "event"))
-	if t, _ := asString(lookup(ev, "type")); t != string(EventAssistantChunk) {
+	ev := dig(n.Params, "event")
+	if t, _ := memberString(get(ev, "type")); t != string(EventAssistantChunk) {
 		return "", false
 	}
-	data, _, _ := parseObject(lookup(ev, "data"))
-	chunk, _, _ := parseObject(lookup(data, "chunk"))
-	if t, _ := asString(lookup(chunk, "type")); t != string(ChunkTextDelta) {
+	chunk := get(get(ev, "data"), "chunk")
+	if t, _ := memberString(get(chunk, "type")); t != string(ChunkTextDelta) {
 		return "", false
 	}
-	return asString(lookup(chunk, "text"))
+	return memberString(get(chunk, "text"))
 }
 
-func (n Notification) str(key string) (string, bool) {
-	ms, _, _ := parseObject(n.Params)
-	return asString(lookup(ms, key))
-}
+// str returns the member key of the params when it is a string.
+func (n Notification) str(key string) (string, bool) { return memberString(dig(n.Params, key)) }
 
 // intake receives every notification on the connection's read loop. It
 // records lineage first (so that a subscription sees the edge that brings

@@ -316,18 +316,22 @@ func (p SubagentFinishedParams) Check() error {
 	return errors.Join(errs...)
 }
 
-// contentBlocks reports an array of objects with a string type.
+// contentBlocks reports an array of objects with a string type (or null,
+// which decodes as no blocks).
 func contentBlocks(m json.RawMessage) bool {
-	var blocks []map[string]json.RawMessage
-	if json.Unmarshal(m, &blocks) != nil {
+	switch {
+	case validate(m, maxDepth) != nil:
 		return false
+	case kindOf(m) == kindNull:
+		return true
 	}
+	blocks := elements(m)
 	for _, b := range blocks {
-		if kindOf(b["type"]) != kindString {
+		if kindOf(get(b, "type")) != kindString { // nil when b is no object
 			return false
 		}
 	}
-	return true
+	return blocks != nil
 }
 
 // orAbsent quotes a member's raw value for a message.
