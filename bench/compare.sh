@@ -41,7 +41,10 @@ framing() {
 	echo
 	benchstat -table .name -row /pipe,/framing -col "/lib@($flibs)" "$1"
 	echo
-	benchstat -format csv -table .name -row /pipe,/lib -col '/framing@(newline header)' -filter '.unit:sec/op' "$1" 2>/dev/null | awk -F, -v libs="$flibs" '
+	for unit in sec/op cpu-sec/op; do
+	[ "$unit" = sec/op ] && echo "Time per op (medians):" || echo "CPU time per op, both ends (medians: less sensitive than time to a busy machine):"
+	echo
+	benchstat -format csv -table .name -row /pipe,/lib -col '/framing@(newline header)' "$1" 2>/dev/null | awk -F, -v libs="$flibs" -v want="$unit" '
 function human(a) {
 	if (a < 1e-6) return sprintf("%.0f ns", a * 1e9)
 	if (a < 1e-3) return sprintf("%.2f µs", a * 1e6)
@@ -52,7 +55,7 @@ function ratio(x, y) { return (x == "" || y == "" || y + 0 == 0) ? "–" : sprin
 /^\.name: / { name = substr($0, 8); sub(/^Framing/, "", name); if (!(name in seen)) { seen[name] = 1; names[++nn] = name }; unit = ""; next }
 /^,newline/ { next }
 /^,/ { unit = $2; next }
-unit == "sec/op" && $1 != "geomean" && NF > 3 {
+unit == want && $1 != "geomean" && NF > 3 {
 	split($1, k, " ")
 	if (!((name, k[1]) in seenpipe)) { seenpipe[name, k[1]] = 1; pipes[name, ++np[name]] = k[1] }
 	nl[name, k[1], k[2]] = $2; hd[name, k[1], k[2]] = $4
@@ -78,6 +81,8 @@ END {
 		}
 	}
 }'
+	echo
+	done
 }
 
 ratios_only=0
