@@ -1,9 +1,8 @@
 package transcript
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
+	"strconv"
 
 	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/wire"
@@ -92,18 +91,53 @@ func (c *Checker) report(fn func(Finding)) {
 	c.found = c.found[:0]
 }
 
+// transcriptMembers are the members of a transcript line that Read looks
+// at, raw, nil when absent.
+type transcriptMembers struct {
+	dir, frame, truncated, size, unterminated, method, jsonrpc []byte
+}
+
+// maxJSONDepth is the nesting past which a line is not JSON to Read:
+// encoding/json's limit, as tap logs are written with it.
+const maxJSONDepth = 10000
+
+// readTranscriptLine reads raw as encoding/json reads an object into a map:
+// ok is false when it is not valid JSON (nested at most maxJSONDepth deep)
+// or not an object; of a member present more than once, the last counts.
+// The line is scanned once and its members delimited once, where decoding
+// it into a map walked a frame, the bulk of the line, three times.
+func readTranscriptLine(raw []byte) (m transcriptMembers, ok bool) {
+	top, depth, err := wire.ScanValue(raw)
+	if err != nil || depth > maxJSONDepth || top != wire.Object {
+		return m, false
+	}
+	wire.Members(raw, func(key, value []byte) bool {
+		switch string(key) {
+		case "dir":
+			m.dir = value
+		case "frame":
+			m.frame = value
+		case "truncated":
+			m.truncated = value
+		case "size":
+			m.size = value
+		case "unterminated":
+			m.unterminated = value
+		case "method":
+			m.method = value
+		case "jsonrpc":
+			m.jsonrpc = value
+		}
+		return true
+	})
+	return m, true
+}
+
 // isTranscriptLine tells a transcript line from a raw frame: an object
 // with dir and frame members and none of a frame's own.
 func isTranscriptLine(raw []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return false
-	}
-	_, dir := m["dir"]
-	_, frame := m["frame"]
-	_, method := m["method"]
-	_, rpc := m["jsonrpc"]
-	return dir && frame && !method && !rpc
+	m, ok := readTranscriptLine(raw)
+	return ok && m.dir != nil && m.frame != nil && m.method == nil && m.jsonrpc == nil
 }
 
 // transcriptLine unwraps one line of a transcript or tap log.
@@ -111,36 +145,39 @@ func (c *Checker) transcriptLine(n int, raw []byte) {
 	if len(lines.TrimSpace(raw)) == 0 {
 		return
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+	m, ok := readTranscriptLine(raw)
+	if !ok {
 		c.add(n, Malformed, "not a transcript line (want {\"dir\":\"c2s\"|\"s2c\",\"frame\":...}): %s", lines.Excerpt(raw))
 		return
 	}
 	var dir Dir
-	if json.Unmarshal(m["dir"], &dir) != nil || dir != c2s && dir != s2c {
+	if wire.KindOf(m.dir) == wire.String {
+		dir = Dir(wire.AppendUnquoteUTF8(nil, m.dir))
+	}
+	if dir != c2s && dir != s2c { // null leaves dir empty, as decoding it does
 		c.add(n, Malformed, "transcript line without dir \"c2s\" or \"s2c\": %s", lines.Excerpt(raw))
 		return
 	}
 	var frame []byte
-	var s string
-	switch fr := bytes.TrimSpace(m["frame"]); {
+	switch fr := m.frame; {
 	case len(fr) == 0:
 		c.add(n, Malformed, "transcript line without frame: %s", lines.Excerpt(raw))
 		return
-	case wire.KindOf(fr) == wire.String:
-		if json.Unmarshal(fr, &s) != nil {
-			c.add(n, Malformed, "transcript frame is not a valid JSON string: %s", lines.Excerpt(raw))
-			return
-		}
-		frame = []byte(s)
+	case wire.KindOf(fr) == wire.String: // valid: the line is
+		frame = wire.AppendUnquoteUTF8(make([]byte, 0, len(fr)), fr)
 	default:
 		frame = fr // the frame itself, as JSON
 	}
-	var truncated bool
-	json.Unmarshal(m["truncated"], &truncated)
-	if truncated {
+	// truncated, unterminated and size are read as decoding them into a
+	// bool and an int64 reads them: a value of another type leaves them
+	// false and 0.
+	if string(m.truncated) == "true" {
 		var size int64
-		json.Unmarshal(m["size"], &size)
+		if wire.KindOf(m.size) == wire.Number {
+			if v, err := strconv.ParseInt(string(m.size), 10, 64); err == nil {
+				size = v
+			}
+		}
 		if size > int64(c.maxFrame) {
 			c.oversize(n, dir, size)
 		} else {
@@ -148,9 +185,7 @@ func (c *Checker) transcriptLine(n int, raw []byte) {
 		}
 		return
 	}
-	var unterminated bool
-	json.Unmarshal(m["unterminated"], &unterminated)
-	if unterminated {
+	if string(m.unterminated) == "true" {
 		c.add(n, Malformed, "%s: unterminated last line: the reader discards it (docs/wire.md §2.1): %s", dir, lines.Excerpt(frame))
 		return
 	}
