@@ -44,6 +44,21 @@ func validate(data []byte, limit int) error {
 	return nil
 }
 
+// tooDeep returns the error of the first member of obj, a valid object,
+// that nests deeper than maxDepth: encoding/json's, whose bound this is,
+// so that a payload too deep to decode is reported in its words ("invalid
+// character '[' exceeded max depth").
+func tooDeep(obj []byte) error {
+	for _, m := range splitObject(obj) {
+		if validate(m.Value, maxDepth) != nil {
+			if err := json.Unmarshal(m.Value, new(json.RawMessage)); err != nil {
+				return err
+			}
+		}
+	}
+	return errTooDeep
+}
+
 // member is one member of an encoded object: a field's encoding, as
 // encodeFields compares and writes them.
 type member struct {
@@ -72,7 +87,10 @@ func parseObject(data []byte) (members []wire.Member, ok bool, err error) {
 	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
-	if err := validate(data, maxDepth+1); err != nil {
+	switch err := validate(data, maxDepth+1); {
+	case err == errTooDeep:
+		return nil, true, tooDeep(data)
+	case err != nil:
 		return nil, true, err
 	}
 	return splitObject(data), true, nil
