@@ -48,6 +48,24 @@
 // error naming the conflict, a registry that already handles unknown
 // notifications or any of the four notification methods.
 //
+// # Requests from the runtime
+//
+// The runtime may send its client requests (the approval flows to come).
+// ClientOptions.Responders answers them with typed handlers, made with
+// Respond on an rpc.Method; a request without a responder is answered
+// -32601 "method not found: <method>", as the TypeScript client answers
+// every request.
+//
+// # Test a program that drives a runtime
+//
+// Package sdkproto/sdktest is a scriptable runtime: a test declares each
+// prompt's turn (text, reasoning, tool calls, a subagent, a model error,
+// usage, pauses on the test's clock, requests to the client) and gets a
+// connected Client, every frame recorded. Package sdkproto/replay serves
+// a recorded conversation (a transcript, a tap log, raw frames) as a
+// runtime, and fails clearly, naming the frame, when the client departs
+// from it.
+//
 // # Wire types
 //
 // Every payload has a Go type with the exact JSON names. ContentBlock is one
