@@ -4,33 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/lines"
 )
 
-// Defects of the Content-Length framing found while fuzzing it, each a
-// test that fails until it is fixed. They skip unless LINERPC_DEFECTS=1,
-// so that go test ./... stays green meanwhile; once a fix lands, remove
-// the knownDefect call of its test.
-
-func knownDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("LINERPC_DEFECTS") != "1" {
-		t.Skip("known defect, fails until fixed (LINERPC_DEFECTS=1 runs it): " + what)
-	}
-}
+// Defects of the Content-Length framing found while fuzzing it, fixed,
+// each with the test that failed before the fix.
 
 // TestHeaderReaderReportsAnUnfinishedHeaderOnce: at the end of the input,
-// lines.HeaderReader reports the bytes of an unfinished header block as
-// discarded, but keeps them: every later call of Next reports them again
+// lines.HeaderReader reported the bytes of an unfinished header block as
+// discarded, but kept them: every later call of Next reported them again
 // (input "Content-Len": tail 11, then 11, 11, ...). lines.Reader, and the
 // HeaderReader itself for a frame cut in its body, report a tail once and
 // then 0.
 func TestHeaderReaderReportsAnUnfinishedHeaderOnce(t *testing.T) {
-	knownDefect(t, "HeaderReader.Next repeats the tail of an unfinished header block")
 	for _, in := range []string{"Content-Len", "X: 1\r\n", "abc", "Content-Length: 10\r\n\r\n{}"} {
 		h := lines.NewHeaderReader(strings.NewReader(in), 64)
 		_, tail, err := h.Next()
@@ -47,12 +36,11 @@ func TestHeaderReaderReportsAnUnfinishedHeaderOnce(t *testing.T) {
 
 // TestHeaderReaderBadBlockPrefixIsWhatWasDiscarded: the Prefix of a
 // malformed block (rpc.Drop.Line of DropBadHeader, "the first KiB" of the
-// bytes discarded) is the first KiB of what was buffered when the block
-// was found malformed: it holds bytes that were not discarded (the frames
-// after the block, up to a KiB of them), and it depends on how the input
+// bytes discarded) was the first KiB of what was buffered when the block
+// was found malformed: it held bytes that were not discarded (the frames
+// after the block, up to a KiB of them), and it depended on how the input
 // was cut into reads (FuzzHeaderFraming's seed-588ca3ddb063210a).
 func TestHeaderReaderBadBlockPrefixIsWhatWasDiscarded(t *testing.T) {
-	knownDefect(t, "HeaderReader's Prefix of a malformed block is what was buffered, not what was discarded")
 	frame := string(headerFrame([]byte(`{"jsonrpc":"2.0","method":"n"}`), 0))
 	in := "garbage\n" + frame
 	for _, oneByte := range []bool{false, true} {

@@ -31,6 +31,7 @@ const MaxHeaderBytes = 8 << 10
 type HeaderReader struct {
 	window
 	max    int
+	sized  bool   // makeRoom sized the buffer for a body: the next fill keeps it
 	prefix []byte // the start of the last frame skipped, once there was one
 }
 
@@ -64,7 +65,9 @@ func (h *HeaderReader) Next() (ev Event, tail int, err error) {
 	}
 	hdr, bad, err := h.headerBlock()
 	if err != nil {
-		return Event{}, h.end - h.start, err
+		tail := h.end - h.start
+		h.start, h.end = 0, 0 // reported once
+		return Event{}, tail, err
 	}
 	if bad != nil {
 		return h.resync(bad)
@@ -78,7 +81,7 @@ func (h *HeaderReader) Next() (ev Event, tail int, err error) {
 		if len(h.buf)-h.start < n {
 			h.makeRoom(n)
 		}
-		if err := h.fill(h.limit()); err != nil {
+		if err := h.fillKeeping(); err != nil {
 			tail := hdr.size + h.end - h.start
 			h.start, h.end = 0, 0
 			return Event{}, tail, err
@@ -92,19 +95,35 @@ func (h *HeaderReader) Next() (ev Event, tail int, err error) {
 	return Event{Line: body, Size: int64(n), Warning: hdr.warning}, 0, nil
 }
 
+// fillKeeping is fill, but that it keeps a buffer makeRoom sized, which
+// fill would size to the traffic when it is empty.
+func (h *HeaderReader) fillKeeping() error {
+	if !h.sized || h.start != h.end {
+		h.sized = false
+		return h.fill(h.limit())
+	}
+	h.sized = false
+	h.start, h.end = 0, 0
+	n, err := h.read(h.buf)
+	h.end = n
+	h.lastRead, h.lastFull = n, n == len(h.buf)
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
 // makeRoom moves the partial body at h.start to the front of a buffer
-// that holds n bytes.
+// that holds n bytes (twice the old one's size, if that is more, so that
+// bodies of growing sizes do not each grow it), which the next fill keeps.
 func (h *HeaderReader) makeRoom(n int) {
 	buf := h.buf
 	if len(buf) < n {
-		size := len(buf)
-		for size < n {
-			size *= 4
-		}
-		buf = make([]byte, min(size, h.limit()))
+		buf = make([]byte, min(max(n, 2*len(buf)), h.limit()))
 	}
 	h.end = copy(buf, h.buf[h.start:h.end])
 	h.start, h.buf = 0, buf
+	h.sized = true
 }
 
 // header is a well-formed header block.
@@ -239,20 +258,24 @@ const contentLengthName = "content-length"
 // At the end of the input it reports what it discarded; the next call
 // returns the end.
 func (h *HeaderReader) resync(bad *malformed) (Event, int, error) {
-	h.keepPrefix(h.buf[h.start:h.end])
+	h.prefix = h.prefix[:0]
+	h.keepDiscarded(h.buf[h.start : h.start+bad.from])
 	skipped := int64(bad.from)
 	h.start += bad.from
 	for {
 		if i := indexFold(h.buf[h.start:h.end], contentLengthName); i >= 0 {
+			h.keepDiscarded(h.buf[h.start : h.start+i])
 			skipped += int64(i)
 			h.start += i
 			break
 		}
 		// Keep what may be the start of the name, cut by the read.
 		keep := min(h.end-h.start, len(contentLengthName)-1)
+		h.keepDiscarded(h.buf[h.start : h.end-keep])
 		skipped += int64(h.end - h.start - keep)
 		h.start = h.end - keep
 		if err := h.fill(h.limit()); err != nil {
+			h.keepDiscarded(h.buf[h.start:h.end])
 			skipped += int64(h.end - h.start)
 			h.start, h.end = 0, 0
 			break // the end comes with the next call
@@ -261,12 +284,13 @@ func (h *HeaderReader) resync(bad *malformed) (Event, int, error) {
 	return Event{Malformed: bad.err, Size: skipped, Prefix: h.prefix}, 0, nil
 }
 
-// keepPrefix keeps the first PrefixSize bytes of b in h.prefix.
-func (h *HeaderReader) keepPrefix(b []byte) {
+// keepDiscarded appends the start of b, discarded, to h.prefix, up to
+// PrefixSize bytes in all.
+func (h *HeaderReader) keepDiscarded(b []byte) {
 	if h.prefix == nil {
 		h.prefix = make([]byte, 0, PrefixSize)
 	}
-	h.prefix = append(h.prefix[:0], b[:min(len(b), PrefixSize)]...)
+	h.prefix = append(h.prefix, b[:min(len(b), PrefixSize-len(h.prefix))]...)
 }
 
 // indexFold returns the index of the first occurrence of lower (a lower
@@ -290,7 +314,8 @@ func indexFold(b []byte, lower string) int {
 // skip discards a body of n bytes, longer than the limit, without holding
 // it, keeping its first PrefixSize bytes.
 func (h *HeaderReader) skip(n int64) (Event, int, error) {
-	h.keepPrefix(h.buf[h.start:h.end][:min(int64(h.end-h.start), n)])
+	h.prefix = h.prefix[:0]
+	h.keepDiscarded(h.buf[h.start:h.end][:min(int64(h.end-h.start), n)])
 	left := n
 	for {
 		take := int(min(int64(h.end-h.start), left))
@@ -299,9 +324,9 @@ func (h *HeaderReader) skip(n int64) (Event, int, error) {
 		if left == 0 {
 			return Event{Oversize: true, Size: n, Prefix: h.prefix}, 0, nil
 		}
-		// Read into one buffer of skipChunk bytes, reused.
-		if len(h.buf) != skipChunk {
-			h.buf = make([]byte, skipChunk)
+		// Read into one buffer of skipChunk bytes (or the limit), reused.
+		if size := min(skipChunk, h.limit()); len(h.buf) != size {
+			h.buf = make([]byte, size)
 		}
 		h.start, h.end = 0, 0
 		m, err := h.read(h.buf)
@@ -309,8 +334,6 @@ func (h *HeaderReader) skip(n int64) (Event, int, error) {
 		if m == 0 {
 			return Event{}, int(min(n-left, int64(^uint(0)>>1))), err
 		}
-		if len(h.prefix) < PrefixSize {
-			h.prefix = append(h.prefix, h.buf[:min(m, PrefixSize-len(h.prefix), int(left))]...)
-		}
+		h.keepDiscarded(h.buf[:min(int64(m), left)]) // in int64: left may not fit an int
 	}
 }
