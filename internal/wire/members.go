@@ -67,6 +67,30 @@ func AppendMembers(dst []Member, obj []byte) []Member {
 	return dst
 }
 
+// FillMembers stores the members of obj, as AppendMembers returns them, in
+// dst, as many as it holds, and returns how many obj has. A reader that
+// keeps members in slices of their number fills a buffer of its own first,
+// which (unlike AppendMembers' result) need not leave the stack, and
+// reads the object again only when the buffer was too small.
+func FillMembers(dst []Member, obj []byte) int {
+	n := 0
+	for i := firstMember(obj); i >= 0; n++ {
+		m, next, ok := nextMember(obj, i)
+		if !ok {
+			break
+		}
+		i = next
+		if n < len(dst) {
+			key := m.key(obj)
+			if m.slowKey {
+				key = AppendUnquoteUTF8(nil, key)
+			}
+			dst[n] = Member{Key: key, Value: obj[m.value:m.end:m.end]}
+		}
+	}
+	return n
+}
+
 // Lookup returns the raw value of the last member of obj called key (JSON.parse
 // keeps the last duplicate), with keys compared as Members yields them, or
 // nil when there is none or obj is not an object. obj must be valid, as

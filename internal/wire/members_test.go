@@ -36,6 +36,20 @@ func TestMembers(t *testing.T) {
 		if strings.Join(got, "|") != want {
 			t.Errorf("AppendMembers(%q) = %q, want %q", in, strings.Join(got, "|"), want)
 		}
+		for size := range 3 {
+			dst := make([]Member, size)
+			n := FillMembers(dst, []byte(in))
+			got = got[:0]
+			for _, m := range dst[:min(n, size)] {
+				got = append(got, string(m.Key)+"="+string(m.Value))
+			}
+			if wantN := len(strings.Split(want, "|")); want == "" && n != 0 || want != "" && n != wantN {
+				t.Errorf("FillMembers(%q) counts %d", in, n)
+			}
+			if wantPart := strings.Join(strings.Split(want, "|")[:min(n, size)], "|"); strings.Join(got, "|") != wantPart {
+				t.Errorf("FillMembers(%q) into %d: %q, want %q", in, size, strings.Join(got, "|"), wantPart)
+			}
+		}
 	}
 	n := 0
 	Members([]byte(`{"a":1,"b":2,"c":3}`), func(k, v []byte) bool { n++; return n < 2 })
@@ -210,6 +224,15 @@ func FuzzMembers(f *testing.F) {
 		ms := AppendMembers(nil, data)
 		if len(ms) != len(got) {
 			t.Fatalf("AppendMembers gave %d members, Members %d", len(ms), len(got))
+		}
+		filled := make([]Member, 2)
+		if n := FillMembers(filled, data); n != len(ms) {
+			t.Fatalf("FillMembers counts %d members, AppendMembers gives %d", n, len(ms))
+		}
+		for i := range min(len(ms), len(filled)) {
+			if !bytes.Equal(filled[i].Key, ms[i].Key) || !bytes.Equal(filled[i].Value, ms[i].Value) {
+				t.Fatalf("member %d: FillMembers %q=%q, AppendMembers %q=%q", i, filled[i].Key, filled[i].Value, ms[i].Key, ms[i].Value)
+			}
 		}
 		for i, m := range ms {
 			if s := fmt.Sprintf("%q=%q", m.Key, m.Value); s != got[i] {
