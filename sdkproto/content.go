@@ -221,6 +221,9 @@ func strWhen(key string, p *string, when func() bool) field {
 // UnmarshalJSON decodes any JSON value into b, keeping its bytes.
 func (b *ContentBlock) UnmarshalJSON(data []byte) error { return b.decode(data, 0, false) }
 
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (b *ContentBlock) decodeValid(r json.RawMessage) error { return b.decode(r, 0, true) }
+
 // maxContentDepth bounds the nesting of content blocks that is decoded
 // (tool results holding tool results...; upstream's tool results hold
 // text and image blocks only, one level). Each level of decoding re-reads

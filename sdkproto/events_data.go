@@ -1,8 +1,17 @@
 package sdkproto
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // Message is a conversation message (packages/llm/llm/src/message.ts):
@@ -30,6 +39,12 @@ func (m *Message) fields() []field {
 func (m *Message) UnmarshalJSON(data []byte) error {
 	*m = Message{}
 	return objectOnly(decodeFields(&m.k, data, m.fields()))
+}
+
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (m *Message) decodeValid(r json.RawMessage) error {
+	*m = Message{}
+	return objectOnly(decodeValidFields(&m.k, r, m.fields()), nil)
 }
 
 // MarshalJSON encodes m: id, role, content, source.
@@ -67,6 +82,12 @@ func (s *MessageSource) fields() []field {
 func (s *MessageSource) UnmarshalJSON(data []byte) error {
 	*s = MessageSource{}
 	return objectOnly(decodeFields(&s.k, data, s.fields()))
+}
+
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (s *MessageSource) decodeValid(r json.RawMessage) error {
+	*s = MessageSource{}
+	return objectOnly(decodeValidFields(&s.k, r, s.fields()), nil)
 }
 
 // MarshalJSON encodes s, preserving decoded bytes.
@@ -405,4 +426,197 @@ func (e Event) LLMRetry() (LLMRetryData, error) { return decodeData[LLMRetryData
 // LLMRetryStarted decodes the data of an llm/retry-started event.
 func (e Event) LLMRetryStarted() (LLMRetryStartedData, error) {
 	return decodeData[LLMRetryStartedData](e, EventLLMRetryStarted)
+}
+
+// The checks of event data (Event.Check) want to know whether the data
+// decodes, not what it holds: dataDecodes tells that from the JSON for the
+// accessor structs, following encoding/json's rules, with a walk of the
+// data where decoding builds every value (for request/header, tens of
+// kilobytes of prompt and tool schemas, several times the cost). Where the
+// rules below do not cover a type, or the data would fail, it answers
+// false and the check decodes, for encoding/json's verdict and message.
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+)
+
+// dataDecodes reports that json.Unmarshal(e.Data, new(T)) succeeds, for t
+// the type T; false means that it fails, or that dataDecodes cannot tell.
+func dataDecodes(t reflect.Type, e Event) bool {
+	// Data as decoded is a member of validated bytes: comparing costs less
+	// than validating again.
+	if !bytes.Equal(e.Data, e.Member("data")) && validate(e.Data, maxDepth) != nil {
+		return false
+	}
+	return decodesAs(t, bytes.TrimSpace(e.Data))
+}
+
+// decodesAs reports that encoding/json decodes v, a valid JSON value,
+// into a value of type t without an error (false: with one, or unknown).
+func decodesAs(t reflect.Type, v []byte) bool {
+	null := v[0] == 'n'
+	switch {
+	case t == rawMessageType:
+		return true
+	case t.Kind() == reflect.Pointer:
+		// null sets the pointer to nil; anything else is decoded into
+		// the value it points to.
+		return null || decodesAs(t.Elem(), v)
+	case reflect.PointerTo(t).Implements(jsonUnmarshalerType):
+		// The type decodes itself, null included.
+		x := reflect.New(t).Interface()
+		if d, ok := x.(validChecker); ok {
+			return d.decodesValid(v)
+		}
+		return decodeMember(x.(json.Unmarshaler), v) == nil
+	case reflect.PointerTo(t).Implements(textUnmarshalerType):
+		return false // not covered
+	case null:
+		return true // null leaves any other value as it is
+	}
+	switch c := v[0]; t.Kind() {
+	case reflect.String:
+		return c == '"'
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err := strconv.ParseInt(string(v), 10, t.Bits())
+		return err == nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		_, err := strconv.ParseUint(string(v), 10, t.Bits())
+		return err == nil
+	case reflect.Float32, reflect.Float64:
+		_, err := strconv.ParseFloat(string(v), t.Bits())
+		return err == nil && c != '"' && c != '[' && c != '{' && c != 't' && c != 'f'
+	case reflect.Bool:
+		return c == 't' || c == 'f'
+	case reflect.Interface:
+		return t.NumMethod() == 0
+	case reflect.Slice:
+		if c != '[' || t.Elem().Kind() == reflect.Uint8 {
+			return false // []byte is base64: not covered
+		}
+		ok := true
+		wire.Elements(v, func(e []byte) bool {
+			ok = decodesAs(t.Elem(), e)
+			return ok
+		})
+		return ok
+	case reflect.Struct:
+		fields, covered := structFieldsOf(t)
+		if c != '{' || !covered {
+			return false
+		}
+		ok := true
+		wire.Members(v, func(key, value []byte) bool {
+			f, known := fields.find(key)
+			if !known {
+				ok = false // a key that might match a field by Unicode folding
+			} else if f != nil {
+				ok = decodesAs(f.Type, value)
+			}
+			return ok
+		})
+		return ok
+	}
+	return false // maps, arrays and the rest: not covered
+}
+
+// validChecker is a type of this package that tells whether it decodes a
+// value taken from a validated object without decoding it.
+type validChecker interface {
+	decodesValid(r json.RawMessage) bool
+}
+
+// decodesValid reports that decodeValid succeeds: on any object.
+func (*Message) decodesValid(r json.RawMessage) bool { return kindOf(r) == kindObject }
+
+// decodesValid reports that decodeValid succeeds: on any object.
+func (*MessageSource) decodesValid(r json.RawMessage) bool { return kindOf(r) == kindObject }
+
+// decodesValid reports that decodeValid succeeds: on any value, since a
+// block that is not an object is kept as it is.
+func (*ContentBlock) decodesValid(json.RawMessage) bool { return true }
+
+// structFields are the members a struct decodes, as encoding/json names
+// them: exact, and upper-cased for the case-insensitive match it falls
+// back on.
+type structFields struct {
+	exact, folded map[string]*reflect.StructField
+}
+
+// find returns the field key decodes into (nil for none); known is false
+// when encoding/json's Unicode folding could match it to a field that the
+// ASCII comparison here does not.
+func (s structFields) find(key []byte) (f *reflect.StructField, known bool) {
+	if f := s.exact[string(key)]; f != nil {
+		return f, true
+	}
+	var buf [32]byte
+	folded := buf[:0]
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		folded = append(folded, c)
+	}
+	return s.folded[string(folded)], true
+}
+
+var structFieldCache sync.Map // reflect.Type -> structFieldsEntry
+
+type structFieldsEntry struct {
+	fields  structFields
+	covered bool
+}
+
+// structFieldsOf returns the fields of t and whether decodesAs covers it:
+// exported fields named by their json tag or Go name, none embedded, none
+// with the string option, no two with the same name.
+func structFieldsOf(t reflect.Type) (structFields, bool) {
+	if e, ok := structFieldCache.Load(t); ok {
+		return e.(structFieldsEntry).fields, e.(structFieldsEntry).covered
+	}
+	s := structFields{exact: map[string]*reflect.StructField{}, folded: map[string]*reflect.StructField{}}
+	covered := true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			covered = false
+			break
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		upper := strings.ToUpper(name) // encoding/json's folding, for ASCII
+		if strings.Contains(","+opts+",", ",string,") || !plainName(name) || s.exact[name] != nil || s.folded[upper] != nil {
+			covered = false
+			break
+		}
+		s.exact[name], s.folded[upper] = &f, &f
+	}
+	structFieldCache.Store(t, structFieldsEntry{s, covered})
+	return s, covered
+}
+
+// plainName reports a name of ASCII letters, digits, '_' and '-': a name
+// encoding/json takes as it is, and folds as ASCII.
+func plainName(name string) bool {
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

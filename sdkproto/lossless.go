@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -196,9 +197,18 @@ func decodeValidFields(k *keep, r json.RawMessage, fields []field) (isObject boo
 	return true
 }
 
-// splitObject returns the members of obj, a valid object.
+// splitObject returns the members of obj, a valid object, in a slice of
+// their number: the values that keep them are many and mostly small.
 func splitObject(obj json.RawMessage) []wire.Member {
-	return wire.AppendMembers(make([]wire.Member, 0, 8), obj)
+	var buf [16]wire.Member
+	switch n := wire.FillMembers(buf[:], obj); {
+	case n == 0:
+		return nil
+	case n <= len(buf):
+		return slices.Clone(buf[:n])
+	default:
+		return wire.AppendMembers(make([]wire.Member, 0, n), obj)
+	}
 }
 
 // decodeMembers decodes the members ms of the object raw, bytes the value
@@ -231,7 +241,7 @@ func decodeMembers(k *keep, raw json.RawMessage, ms []wire.Member, fields []fiel
 // snapshot is the encoding of fields right after decoding: asIs[i], when
 // set, is the member's value that field i holds as is.
 func snapshot(fields []field, asIs []json.RawMessage) []member {
-	var out []member
+	out := make([]member, 0, len(fields))
 	for i, f := range fields {
 		if i < len(asIs) && asIs[i] != nil {
 			out = append(out, member{key: f.key, value: asIs[i], asIs: true})
@@ -243,7 +253,7 @@ func snapshot(fields []field, asIs []json.RawMessage) []member {
 }
 
 func encodeMembers(fields []field) []member {
-	var out []member
+	out := make([]member, 0, len(fields))
 	for _, f := range fields {
 		if v, ok := f.enc(); ok {
 			out = append(out, member{key: f.key, value: v})

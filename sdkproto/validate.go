@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -345,29 +346,43 @@ func orAbsent(m json.RawMessage) string {
 // eventDecoders are the typed accessors of the known event types whose
 // data this package decodes: data that fails them breaks the contract.
 var eventDecoders = map[EventType]func(Event) error{
-	EventAgentInboxSpliced: func(e Event) error { _, err := e.InboxSpliced(); return err },
-	EventUserMessage:       func(e Event) error { _, err := e.UserMessage(); return err },
-	EventAssistantChunk:    func(e Event) error { _, err := e.AssistantChunk(); return err },
-	EventAssistantMessage:  func(e Event) error { _, err := e.AssistantMessage(); return err },
-	EventToolCall:          func(e Event) error { _, err := e.ToolCall(); return err },
-	EventToolResult:        func(e Event) error { _, err := e.ToolResult(); return err },
-	EventTurnStart:         func(e Event) error { _, err := e.TurnStart(); return err },
+	EventAgentInboxSpliced: dataCheck(EventAgentInboxSpliced, Event.InboxSpliced),
+	EventUserMessage:       dataCheck(EventUserMessage, Event.UserMessage),
+	EventAssistantChunk:    dataCheck(EventAssistantChunk, Event.AssistantChunk),
+	EventAssistantMessage:  dataCheck(EventAssistantMessage, Event.AssistantMessage),
+	EventToolCall:          dataCheck(EventToolCall, Event.ToolCall),
+	EventToolResult:        dataCheck(EventToolResult, Event.ToolResult),
+	EventTurnStart:         dataCheck(EventTurnStart, Event.TurnStart),
 	EventTurnEnd: func(e Event) error {
-		if _, err := e.TurnEnd(); err != nil {
+		if err := dataCheck(EventTurnEnd, Event.TurnEnd)(e); err != nil {
 			return err
 		}
 		_, err := e.TurnEndReasonKind()
 		return err
 	},
-	EventStepStart:          func(e Event) error { _, err := e.StepStart(); return err },
-	EventStepEnd:            func(e Event) error { _, err := e.StepEnd(); return err },
-	EventRequestHeader:      func(e Event) error { _, err := e.RequestHeader(); return err },
-	EventRequestContext:     func(e Event) error { _, err := e.RequestContext(); return err },
-	EventTodoWrite:          func(e Event) error { _, err := e.TodoWrite(); return err },
-	EventSessionTitle:       func(e Event) error { _, err := e.SessionTitle(); return err },
-	EventSubagentDescriptor: func(e Event) error { _, err := e.SubagentDescriptor(); return err },
-	EventLLMRetry:           func(e Event) error { _, err := e.LLMRetry(); return err },
-	EventLLMRetryStarted:    func(e Event) error { _, err := e.LLMRetryStarted(); return err },
+	EventStepStart:          dataCheck(EventStepStart, Event.StepStart),
+	EventStepEnd:            dataCheck(EventStepEnd, Event.StepEnd),
+	EventRequestHeader:      dataCheck(EventRequestHeader, Event.RequestHeader),
+	EventRequestContext:     dataCheck(EventRequestContext, Event.RequestContext),
+	EventTodoWrite:          dataCheck(EventTodoWrite, Event.TodoWrite),
+	EventSessionTitle:       dataCheck(EventSessionTitle, Event.SessionTitle),
+	EventSubagentDescriptor: dataCheck(EventSubagentDescriptor, Event.SubagentDescriptor),
+	EventLLMRetry:           dataCheck(EventLLMRetry, Event.LLMRetry),
+	EventLLMRetryStarted:    dataCheck(EventLLMRetryStarted, Event.LLMRetryStarted),
+}
+
+// dataCheck is the check that the data of an event of type want decodes
+// with accessor: nil when dataDecodes can tell so from the JSON, else the
+// accessor's error, if any.
+func dataCheck[T any](want EventType, accessor func(Event) (T, error)) func(Event) error {
+	t := reflect.TypeFor[T]()
+	return func(e Event) error {
+		if e.Type == want && e.Data != nil && dataDecodes(t, e) {
+			return nil
+		}
+		_, err := accessor(e)
+		return err
+	}
 }
 
 // Check reports what an event decoded from a session.event breaks, after
