@@ -314,23 +314,32 @@ func (b *Batch) send(ctx context.Context) error {
 			calls = append(calls, bc)
 		}
 	}
-	j := c.jobOf(ctx) // a handler sending a batch lends its slot meanwhile (inbox.go)
+	// A handler sending a batch lends its slot meanwhile (inbox.go); a
+	// notification handler lets the requests behind it start.
+	j, note := c.jobOf(ctx), c.inNote(ctx)
 	var overload []*job
-	seq, err := c.sendWith(f, fromCaller, ctx.Done(), func(s *state) error {
-		if s.phase == phaseNew && len(calls) > 0 {
-			return ErrNotStarted
+	var register func(s *state) error // only for calls: notifications alone go as Notify's do
+	if len(calls) > 0 {
+		register = func(s *state) error {
+			if s.phase == phaseNew {
+				return ErrNotStarted
+			}
+			if s.err != nil {
+				return s.err
+			}
+			for _, bc := range calls {
+				s.calls.byID[bc.id] = bc.pc
+			}
+			if j != nil {
+				overload = c.callStarted(s, j)
+			}
+			if note {
+				s.in.noteCalls++
+			}
+			return nil
 		}
-		if s.err != nil && len(calls) > 0 {
-			return s.err
-		}
-		for _, bc := range calls {
-			s.calls.byID[bc.id] = bc.pc
-		}
-		if j != nil && len(calls) > 0 {
-			overload = c.callStarted(s, j)
-		}
-		return nil
-	})
+	}
+	seq, err := c.sendWith(f, fromCaller, ctx.Done(), register)
 	if err != nil {
 		putFrame(f)
 		for _, bc := range calls {
@@ -348,6 +357,9 @@ func (b *Batch) send(ctx context.Context) error {
 	}
 	if j != nil && len(calls) > 0 {
 		defer c.update(func(s *state) { c.callEnded(s, j) })
+	}
+	if note && len(calls) > 0 {
+		defer c.update(func(s *state) { s.in.noteCalls-- })
 	}
 	var notesAhead uint64
 	for i, bc := range calls {

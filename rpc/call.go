@@ -126,8 +126,9 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	if err := c.checkSize(f); err != nil {
 		return nil, err
 	}
-	// A handler calling its own peer lends its slot meanwhile (inbox.go).
-	j := c.jobOf(ctx)
+	// A handler calling its own peer lends its slot meanwhile (inbox.go);
+	// a notification handler lets the requests behind it start.
+	j, note := c.jobOf(ctx), c.inNote(ctx)
 	pc := c.newCall()
 	var overload []*job
 	seq, err := c.sendWith(f, fromCaller, ctx.Done(), func(s *state) error {
@@ -140,6 +141,9 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		s.calls.byID[id] = pc
 		if j != nil {
 			overload = c.callStarted(s, j)
+		}
+		if note {
+			s.in.noteCalls++
 		}
 		return nil
 	})
@@ -157,6 +161,9 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	}
 	if j != nil {
 		defer c.update(func(s *state) { c.callEnded(s, j) })
+	}
+	if note {
+		defer c.update(func(s *state) { s.in.noteCalls-- })
 	}
 	if ctx.Done() == nil {
 		<-pc.done // a context that cannot end: a plain receive, cheaper than a select
@@ -211,11 +218,24 @@ func (c *Conn) settledAfter(ctx context.Context, pc *call, f *frame, seq uint64)
 // with its context, does not wait, as the handler it would wait for is its
 // own. The wait ends with ctx, and when the Conn closes.
 func (c *Conn) awaitNotes(ctx context.Context, n uint64) {
-	if r := RequestFromContext(ctx); r != nil && r.IsNotification() && r.conn == c {
+	if c.inNote(ctx) {
 		return
 	}
+	c.awaitNotesUntil(ctx, func(in *inbox) bool { return in.notesOut >= n })
+}
+
+// inNote reports whether ctx is the context of a notification handler of
+// c's.
+func (c *Conn) inNote(ctx context.Context) bool {
+	r := RequestFromContext(ctx)
+	return r != nil && r.IsNotification() && r.conn == c
+}
+
+// awaitNotesUntil waits until done holds of the inbox, ctx ends, or the
+// Conn closes.
+func (c *Conn) awaitNotesUntil(ctx context.Context, done func(in *inbox) bool) {
 	c.lock()
-	for c.st.in.notesOut < n && c.st.phase != phaseClosed {
+	for !done(&c.st.in) && c.st.phase != phaseClosed {
 		changed := c.st.changed.wait()
 		c.mu.Unlock() // nothing changed
 		select {

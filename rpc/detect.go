@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"errors"
 	"io"
 	"sync/atomic"
 )
@@ -30,8 +31,8 @@ func (d *detecting) framing() Framing {
 
 func (d *detecting) next() (inFrame, error) {
 	if d.inner == nil {
-		f, peeked := detect(d.r)
-		r := io.Reader(&prefixed{peeked: peeked, r: d.r})
+		f, peeked, err := detect(d.r)
+		r := io.Reader(&prefixed{peeked: peeked, err: err, r: d.r})
 		d.inner = newFramer(f, r, d.max, nil)
 		d.chosen.Store(1 + uint32(f))
 		d.decided()
@@ -47,15 +48,24 @@ const maxPeek = 256
 // leading white space, a header name followed by ':' means
 // ContentLengthFraming; anything else, or the end of the input,
 // NewlineFraming. It returns the bytes read, which belong to the first
-// frame.
-func detect(r io.Reader) (Framing, []byte) {
+// frame, and the read error that came with them, if any.
+func detect(r io.Reader) (Framing, []byte, error) {
 	buf := make([]byte, 0, maxPeek)
-	for {
+	for empty := 0; ; {
 		if f, ok := framingOf(buf); ok {
-			return f, buf
+			return f, buf, nil
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+max(n, 0)]
+		room := buf[len(buf):cap(buf)]
+		n, err := r.Read(room)
+		switch {
+		case n < 0 || n > len(room):
+			n, err = 0, errors.New("rpc: reader returned an invalid count")
+		case n == 0 && err == nil:
+			if empty++; empty == 100 {
+				err = io.ErrNoProgress // as bufio and the line reader say
+			}
+		}
+		buf = buf[:len(buf)+n]
 		// White space before the first frame means nothing in either
 		// framing: it is let go, so that any amount of it leaves the room
 		// to decide.
@@ -67,7 +77,7 @@ func detect(r io.Reader) (Framing, []byte) {
 			if !ok {
 				f = NewlineFraming
 			}
-			return f, buf
+			return f, buf, err
 		}
 	}
 }
@@ -121,14 +131,19 @@ func (d *detecting) seal(f *frame) {
 	d.inner.seal(f)
 }
 
-// prefixed reads peeked, then r.
+// prefixed reads peeked, then returns err if it is set (the input's
+// error that came with the peeked bytes), else reads r.
 type prefixed struct {
 	peeked []byte
+	err    error
 	r      io.Reader
 }
 
 func (p *prefixed) Read(b []byte) (int, error) {
 	if len(p.peeked) == 0 {
+		if p.err != nil {
+			return 0, p.err
+		}
 		return p.r.Read(b)
 	}
 	n := copy(b, p.peeked)

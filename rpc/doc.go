@@ -106,8 +106,11 @@
 // been handled, as in a JavaScript peer, whose handlers start in arrival
 // order: a document opened by a notification is open for the request
 // about it that follows (a notification handler that must not hold the
-// requests behind it hands its work to a goroutine). A notification does
-// not wait for the requests read before it. Requests are handled on goroutines of the Conn, at most
+// requests behind it hands its work to a goroutine). While the handler
+// running waits for a call of its own to the peer, the requests go on, as
+// a JavaScript handler's do at an await: the peer may need one of them
+// answered to answer it. A notification does not wait for the requests
+// read before it. Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
 // order, in a waiting room bounded by Options.MaxWaitingRequests and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this

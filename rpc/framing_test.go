@@ -363,3 +363,34 @@ func TestFloodOfContentLengthGarbage(t *testing.T) {
 		t.Fatalf("peak live heap %d bytes, over %d", peak.Load(), bound)
 	}
 }
+
+// With DetectFraming as with any framing, a call before Start fails at
+// once, and a read error that comes with the first bytes is the Conn's.
+func TestDetectFramingEdges(t *testing.T) {
+	c := rpc.NewConn(strings.NewReader(""), io.Discard, &rpc.Options{Framing: rpc.DetectFraming})
+	if _, err := echoString.Call(context.Background(), c, "x"); !errors.Is(err, rpc.ErrNotStarted) {
+		t.Errorf("call before Start: %v, want ErrNotStarted", err)
+	}
+	boom := errors.New("boom")
+	c = rpc.NewConn(&oneReadThenError{data: "{}\n", err: boom}, io.Discard, &rpc.Options{Framing: rpc.DetectFraming})
+	c.Start()
+	within(t, c.Done(), "the Conn to end")
+	if err := c.Err(); !errors.Is(err, boom) {
+		t.Errorf("Err() = %v, want the read error", err)
+	}
+}
+
+// oneReadThenError returns data with err, then blocks no read: io.EOF.
+type oneReadThenError struct {
+	data string
+	err  error
+	done bool
+}
+
+func (r *oneReadThenError) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, io.EOF
+	}
+	r.done = true
+	return copy(p, r.data), r.err
+}

@@ -40,10 +40,13 @@ import (
 // runs or is answered.
 //
 // Notifications run one at a time, in arrival order, on one worker at a
-// time (the notification runner), while notifications wait or run. They wait in a queue with the waiting room's bounds (a
+// time (the notification runner). They wait in a queue with the waiting room's bounds (a
 // room of their own); a notification that finds it full holds the read
 // loop back until the runner has taken one: the same backpressure rule as
-// the write queue's. Exclusive requests do not hold notifications.
+// the write queue's. Exclusive requests do not hold notifications. A
+// request starts once the notifications read before it have been handled
+// (notesAhead, serveRequest), unless the handler running is in a call to
+// the peer (noteCalls), which may need that request answered.
 type inbox struct {
 	slots      int // MaxConcurrentRequests
 	maxWaiting int // MaxWaitingRequests (0: none may wait)
@@ -63,7 +66,11 @@ type inbox struct {
 	// a call whose response came behind notesIn returns once notesOut
 	// has caught up (see call.go).
 	notesIn, notesOut uint64
-	byID              *idIndex // with a preempter: the requests in hand by id
+	// noteCalls counts the calls in progress of the notification handler
+	// running: while it waits for the peer, the requests read after it
+	// do not wait for it (serveRequest).
+	noteCalls int
+	byID      *idIndex // with a preempter: the requests in hand by id
 }
 
 // notesAhead returns what a call settled now waits for (call.notesAhead):

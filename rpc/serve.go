@@ -37,11 +37,14 @@ type task interface {
 // serveRequest runs the request j and returns its answer: the response
 // frame, or nil when it is not to be answered.
 func (c *Conn) serveRequest(j *job) *frame {
-	if j.notesAhead != 0 {
+	if n := j.notesAhead; n != 0 {
 		// The notifications read before the request are handled first,
 		// as a JavaScript peer's handlers would be: a document opened
-		// before a request about it is open when it runs.
-		c.awaitNotes(j, j.notesAhead)
+		// before a request about it is open when it runs. A notification
+		// handler waiting for its own call to the peer lets the requests
+		// go on, as a JavaScript handler does at an await: the peer may
+		// need one of them answered to answer it.
+		c.awaitNotesUntil(j, func(in *inbox) bool { return in.notesOut >= n || in.noteCalls > 0 })
 	}
 	f, err := c.serve(j, &j.req, j.t)
 	j.t.release()

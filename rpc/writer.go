@@ -131,6 +131,13 @@ func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(
 		// The framing is not chosen yet (DetectFraming): wait for the
 		// peer's first bytes, as for room. The choice broadcasts changed.
 		for s.phase != phaseClosed && c.Framing() == DetectFraming {
+			if s.phase == phaseNew && before != nil {
+				// A call (the only sender with before) cannot be sent
+				// before Start: it would wait for a choice that only
+				// reading can make.
+				c.mu.Unlock()
+				return 0, ErrNotStarted
+			}
 			changed := s.changed.wait()
 			c.mu.Unlock() // nothing changed
 			select {
