@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
-	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/internal/wire"
 )
 
@@ -24,19 +24,23 @@ import (
 // holds while it dispatches the elements, so that the array is not
 // written before every request of the batch is known. Whoever brings
 // pending to zero writes the array. mu guards the fields; it is taken
-// under the Conn's lock never, and around nothing that blocks.
+// under the Conn's lock never, and around nothing that blocks. The
+// inbox counts the batch (inbox.batches) from its reading until its array
+// is queued, so that a Conn shut down meanwhile writes it before it
+// closes.
 type inBatch struct {
 	mu      sync.Mutex
 	pending int
-	bodies  []byte // the responses so far, each followed by a comma
-	held    int    // len(bodies), counted in Conn.batchHeld
+	out     *frame // the array so far: '[' and each response followed by a comma
+	held    int    // the bytes of out counted in Conn.batchHeld
+	omitted int    // responses left out: they did not fit the bound
 }
 
-// The bounds of a batch: what the responses of the peer's batches being
-// collected may hold in all is MaxFrameSize bytes (Conn.batchHeld); a
-// response that would pass it is replaced by errBatchTooLarge, which
-// keeps its id. A batch's array would be dropped by a peer with the same
-// bound anyway.
+// The bounds of a batch: the arrays of the peer's batches being collected
+// hold MaxFrameSize bytes in all (Conn.batchHeld), brackets and commas
+// included, so that no array is longer than a frame may be. A response
+// that would pass the bound is replaced by errBatchTooLarge, which keeps
+// its id, when that fits, and is left out (logged) when not.
 var errBatchTooLarge = &Error{Code: CodeInternalError, Message: "internal error: the batch's responses are larger than the maximum frame size"}
 
 // errEmptyBatch answers an empty array, as JSON-RPC 2.0 requires (with a
@@ -54,6 +58,7 @@ func (c *Conn) dispatchBatch(rd *reader, m message) {
 	}
 	n := 0
 	b := &inBatch{pending: 1}
+	c.update(func(s *state) { s.in.batches++ })
 	rd.batch = b
 	wire.Elements(line, func(elem []byte) bool {
 		n++
@@ -62,6 +67,7 @@ func (c *Conn) dispatchBatch(rd *reader, m message) {
 	})
 	rd.batch = nil
 	if n == 0 {
+		c.update(func(s *state) { s.in.batches-- })
 		c.reply(c.errorFrame([]byte("null"), "", errEmptyBatch), fromReadLoop)
 		return
 	}
@@ -79,7 +85,7 @@ func (c *Conn) settleBatch(rd *reader, m message) {
 		responses = err == nil && top == wire.Object && env.Class() == wire.Response
 		return responses
 	})
-	if !responses || len(lines.TrimSpace(m.line)) == 2 { // "[]"
+	if !responses || wire.CountElements(m.line) == 0 {
 		c.drop(m.dropAs(DropNotObject))
 		return
 	}
@@ -103,31 +109,66 @@ func (b *inBatch) expect() {
 func (c *Conn) batchAnswered(b *inBatch, id []byte, f *frame, way sender) {
 	b.mu.Lock()
 	if f != nil {
-		body := f.body()
-		if int(c.batchHeld.Add(int64(len(body)))) > c.maxFrameSize {
-			c.batchHeld.Add(-int64(len(body)))
-			putFrame(f)
-			f = c.errorFrame(id, "", errBatchTooLarge)
-			body = f.body()
-			c.batchHeld.Add(int64(len(body))) // small: may pass the bound by error objects only
-		}
-		b.bodies = append(append(b.bodies, body...), ',')
-		b.held += len(body)
-		putFrame(f)
+		c.collect(b, id, f)
 	}
 	b.pending--
 	last := b.pending == 0
-	b.mu.Unlock()
-	if !last || len(b.bodies) == 0 {
-		return // more to come, or nothing to answer (notifications only)
+	out, held, omitted := b.out, b.held, b.omitted
+	if last {
+		b.out = nil
 	}
-	out := c.newFrame()
-	out.raw("[")
-	out.b = append(out.b, b.bodies[:len(b.bodies)-1]...)
+	b.mu.Unlock()
+	if !last {
+		return
+	}
+	if omitted > 0 && c.log != nil {
+		c.log.Error("rpc: a batch's responses passed the maximum frame size: some were left out", slog.Int("omitted", omitted))
+	}
+	done := func(s *state) error { s.in.batches--; return nil }
+	if out == nil { // nothing to answer (notifications only)
+		c.update(func(s *state) { done(s) })
+		return
+	}
+	out.b = out.b[:len(out.b)-1] // the last comma, which ']' replaces
 	c.sealWith(out, ']')
-	c.batchHeld.Add(-int64(b.held))
-	b.bodies = nil
-	c.reply(out, way)
+	c.batchHeld.Add(-int64(held)) // now the write queue's to bound
+	if _, err := c.sendWith(out, way, nil, done); err != nil {
+		c.update(func(s *state) { done(s) })
+		c.replyFailed(out, err)
+	}
+}
+
+// collect adds the response f, to the request id, to the array of b, or
+// its replacement when it does not fit the bound (see errBatchTooLarge).
+// Called with b.mu held.
+func (c *Conn) collect(b *inBatch, id []byte, f *frame) {
+	defer func() { putFrame(f) }() // f, or its replacement
+	room := func(n int) bool {
+		if int(c.batchHeld.Add(int64(n))) <= c.maxFrameSize {
+			b.held += n
+			return true
+		}
+		c.batchHeld.Add(-int64(n))
+		return false
+	}
+	if b.out == nil {
+		if !room(1) {
+			b.omitted++
+			return
+		}
+		b.out = c.newFrame()
+		b.out.raw("[")
+	}
+	body := f.body()
+	if !room(len(body) + 1) {
+		putFrame(f)
+		f = c.errorFrame(id, "", errBatchTooLarge)
+		if body = f.body(); !room(len(body) + 1) {
+			b.omitted++
+			return
+		}
+	}
+	b.out.b = append(append(b.out.b, body...), ',')
 }
 
 // answerJob answers the request j with the error e, in its batch if it

@@ -278,7 +278,7 @@
 // body, in the same buffer and the same Write. A header block that is not
 // one (DropBadHeader) is dropped with what follows it up to the next
 // "Content-Length", where reading resumes, so no good frame is lost after
-// garbage; a stream cut inside a frame ends as an unterminated line does.
+// garbage that ends its last line; a stream cut inside a frame ends as an unterminated line does.
 // DetectFraming reads the first bytes of the stream, chooses (a header
 // line, or a JSON value), and keeps that framing for the Conn's life, both
 // ways; Conn.Framing says which. Every other rule is the same in every

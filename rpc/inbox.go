@@ -70,7 +70,10 @@ type inbox struct {
 	// running: while it waits for the peer, the requests read after it
 	// do not wait for it (serveRequest).
 	noteCalls int
-	byID      *idIndex // with a preempter: the requests in hand by id
+	// batches counts the peer's batches read whose array is not queued
+	// yet (batch.go): the Conn is not quiet while one is open.
+	batches int
+	byID    *idIndex // with a preempter: the requests in hand by id
 }
 
 // notesAhead returns what a call settled now waits for (call.notesAhead):
@@ -361,7 +364,7 @@ func (c *Conn) runNotes() {
 
 // empty reports whether nothing of the peer's is in hand.
 func (in *inbox) empty() bool {
-	return in.idle() && in.barrier == nil && in.held.len() == 0 && !in.noting
+	return in.idle() && in.barrier == nil && in.held.len() == 0 && !in.noting && in.batches == 0
 }
 
 // queued reports whether anything of the peer's waits to run.
@@ -406,6 +409,8 @@ func (in *inbox) violation() string {
 		return "requests held without a barrier"
 	case in.bytes < 0 || in.noteBytes < 0:
 		return "negative waiting bytes"
+	case in.batches < 0 || in.noteCalls < 0:
+		return "negative count of batches or of notification calls"
 	}
 	return ""
 }

@@ -62,9 +62,11 @@ type Options struct {
 	// bounds, policies and drops), and the responses to its requests are
 	// written together, in one array, once the last is ready (none for a
 	// batch of notifications; an empty array is answered
-	// CodeInvalidRequest with a null id). The responses held for batches
-	// count at most MaxFrameSize bytes in all: one that would pass the
-	// bound is replaced by a CodeInternalError error. Off, the default,
+	// CodeInvalidRequest with a null id). The arrays being collected hold
+	// at most MaxFrameSize bytes in all, so that none is longer than a
+	// frame may be: a response that would pass the bound is replaced by a
+	// CodeInternalError error with its id when that fits, and left out
+	// (logged) when not. Off, the default,
 	// an array is dropped (DropNotObject) and nothing is answered, as the
 	// DeepSeek Harness and MCP peers expect, unless it holds responses
 	// only: they settle this side's calls (they answer a Batch, which can

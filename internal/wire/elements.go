@@ -19,3 +19,11 @@ func Elements(array []byte, yield func(elem []byte) bool) {
 		}
 	}
 }
+
+// CountElements returns the number of elements of array, a JSON array that
+// Scan found valid.
+func CountElements(array []byte) int {
+	n := 0
+	Elements(array, func([]byte) bool { n++; return true })
+	return n
+}
