@@ -187,3 +187,127 @@ func nextMember(obj []byte, i int) (m memberSpan, next int, ok bool) {
 	}
 	return m, -1, true
 }
+
+// ScanMembers validates data as ScanValue does and, when it is an object,
+// calls yield with each of its members as Members would, in the same
+// pass: a reader of objects from outside, which must validate them before
+// it trusts their members, walks each byte once rather than twice. The
+// members yielded before a fault are yielded all the same, so a caller
+// keeps what it was given only when err is nil. Once yield returns false,
+// nothing more is yielded, but the object is still validated to its end.
+func ScanMembers(data []byte, yield func(key, value []byte) bool) (top Kind, depth int, err error) {
+	var buf []byte
+	more := true
+	return scanMembers(data, func(m memberSpan) {
+		if more {
+			key := m.key(data)
+			if m.slowKey {
+				buf = AppendUnquoteUTF8(buf[:0], key)
+				key = buf
+			}
+			more = yield(key, data[m.value:m.end:m.end])
+		}
+	})
+}
+
+// ScanFillMembers is ScanMembers storing the members in dst, as many as it
+// holds, as FillMembers does, and counting them in n.
+func ScanFillMembers(dst []Member, data []byte) (n int, top Kind, depth int, err error) {
+	top, depth, err = scanMembers(data, func(m memberSpan) {
+		if n < len(dst) {
+			key := m.key(data)
+			if m.slowKey {
+				key = AppendUnquoteUTF8(nil, key)
+			}
+			dst[n] = Member{Key: key, Value: data[m.value:m.end:m.end]}
+		}
+		n++
+	})
+	return n, top, depth, err
+}
+
+// scanMembers is ScanMembers, handing each member over as located.
+func scanMembers(data []byte, member func(memberSpan)) (top Kind, depth int, err error) {
+	i := skipWS(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return ScanValue(data)
+	}
+	s := scanners.Get().(*Scanner)
+	s.partial = true
+	depth, fault := s.members(data, i, member)
+	s.partial = false
+	var e *SyntaxError
+	if fault {
+		e = new(SyntaxError)
+		*e = s.err // a copy: the Scanner's is overwritten by its next use
+	}
+	scanners.Put(s)
+	if e != nil {
+		return Absent, depth, e
+	}
+	return Object, depth, nil
+}
+
+// members validates the object whose brace is at data[i], member by
+// member, with s in partial mode, and reports its depth, or a fault in
+// s.err.
+func (s *Scanner) members(data []byte, i int, member func(memberSpan)) (depth int, fault bool) {
+	n := len(data)
+	depth = 1
+	fail := func(off int, msg string) (int, bool) {
+		s.err = SyntaxError{Offset: off, Msg: msg}
+		return depth, true
+	}
+	if i = skipWS(data, i+1); i < n && data[i] == '}' {
+		i++
+	} else {
+		for {
+			var m memberSpan
+			if i >= n {
+				return fail(n, "unexpected end of input")
+			}
+			if data[i] != '"' {
+				return fail(i, "expected string for object key")
+			}
+			end, escaped, msg := scanString(data, i)
+			if msg != "" {
+				return fail(end, msg)
+			}
+			m.keyStart, m.keyEnd = i, end
+			m.slowKey = escaped || !utf8.Valid(data[i+1:end-1])
+			if i = skipWS(data, end); i >= n {
+				return fail(n, "unexpected end of input")
+			}
+			if data[i] != ':' {
+				return fail(i, "expected ':' after object key")
+			}
+			if i = skipWS(data, i+1); i >= n {
+				return fail(n, "unexpected end of input")
+			}
+			_, d, err := s.Scan(data[i:], nil)
+			depth = max(depth, 1+d)
+			if err != nil {
+				s.err.Offset += i
+				return depth, true
+			}
+			m.value, m.end = i, i+s.end
+			member(m)
+			if i = skipWS(data, m.end); i < n && data[i] == ',' {
+				i = skipWS(data, i+1)
+				continue
+			}
+			if i < n && data[i] == '}' {
+				i++
+				break
+			}
+			if i >= n {
+				return fail(n, "unexpected end of input")
+			}
+			return fail(i, "expected ',' or '}' after object member")
+		}
+	}
+	if i = skipWS(data, i); i != n {
+		return fail(i, "unexpected data after top-level value")
+	}
+	return depth, false
+}

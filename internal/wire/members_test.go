@@ -160,6 +160,40 @@ func TestCompact(t *testing.T) {
 	}
 }
 
+// ScanMembers validates as ScanValue does, in the same words, and yields
+// the members as Members does; it stops yielding when told to, not
+// validating.
+func TestScanMembers(t *testing.T) {
+	for _, in := range []string{
+		`{}`, ` { "a" : [1, {"b":"}"}] , "\u0063":null } `, `{"a":1,"a":2}`, `[1]`, `"x"`, ``, `{`, `{"a"`, `{"a":`, `{"a":1`,
+		`{"a":1,}`, `{"a" 1}`, `{1:2}`, `{"a":[1,]}`, `{"a":01}`, `{"a":1}x`, `{"a":1} {}`, `{"a":tru}`, `{"a":"\x"}`,
+		`{"a":{"b":{"c":[[]]}}}`, "{\"a\":\"\x01\"}", `{"a":1 "b":2}`, `{"a":{"b":]}}`,
+	} {
+		vTop, vDepth, vErr := ScanValue([]byte(in))
+		var got []string
+		top, depth, err := ScanMembers([]byte(in), func(k, v []byte) bool { got = append(got, string(k)+"="+string(v)); return true })
+		if top != vTop || depth != vDepth || fmt.Sprint(err) != fmt.Sprint(vErr) {
+			t.Errorf("ScanMembers(%q) = %v %d %v, ScanValue %v %d %v", in, top, depth, err, vTop, vDepth, vErr)
+		}
+		if err == nil {
+			var want []string
+			Members([]byte(in), func(k, v []byte) bool { want = append(want, string(k)+"="+string(v)); return true })
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("ScanMembers(%q) yields %q, Members %q", in, got, want)
+			}
+		}
+	}
+	calls := 0
+	_, _, err := ScanMembers([]byte(`{"a":1,"b":2,"c":tru}`), func(k, v []byte) bool { calls++; return false })
+	if calls != 1 || err == nil {
+		t.Errorf("yield returning false: %d calls, error %v; want 1 call and the fault found", calls, err)
+	}
+	obj := []byte(`{"a":[1,2],"b":{"c":"d"},"e":"f"}`)
+	if n := testing.AllocsPerRun(100, func() { ScanMembers(obj, func(k, v []byte) bool { return true }) }); n != 0 {
+		t.Errorf("ScanMembers allocates %v times", n)
+	}
+}
+
 func TestScanValue(t *testing.T) {
 	top, depth, err := ScanValue([]byte(` {"a":[[1]]} `))
 	if top != Object || depth != 3 || err != nil {
@@ -237,6 +271,32 @@ func FuzzMembers(f *testing.F) {
 		for i, m := range ms {
 			if s := fmt.Sprintf("%q=%q", m.Key, m.Value); s != got[i] {
 				t.Fatalf("member %d: AppendMembers %s, Members %s", i, s, got[i])
+			}
+		}
+		// ScanMembers and ScanFillMembers validate as ScanValue does and,
+		// on a valid object, give what Members gives.
+		vTop, vDepth, vErr := ScanValue(data)
+		var scanned []string
+		top, depth, err := ScanMembers(data, func(k, v []byte) bool { scanned = append(scanned, fmt.Sprintf("%q=%q", k, v)); return true })
+		filled = make([]Member, 3)
+		n, fTop, fDepth, fErr := ScanFillMembers(filled, data)
+		for _, r := range []struct {
+			top   Kind
+			depth int
+			err   error
+		}{{top, depth, err}, {fTop, fDepth, fErr}} {
+			if r.top != vTop || r.depth != vDepth || fmt.Sprint(r.err) != fmt.Sprint(vErr) {
+				t.Fatalf("ScanMembers/ScanFillMembers: %v %d %v; ScanValue: %v %d %v", r.top, r.depth, r.err, vTop, vDepth, vErr)
+			}
+		}
+		if vErr == nil && vTop == Object {
+			if strings.Join(scanned, ",") != strings.Join(got, ",") || n != len(ms) {
+				t.Fatalf("ScanMembers gave %q (ScanFillMembers %d), Members %q", scanned, n, got)
+			}
+			for i := range min(n, len(filled)) {
+				if !bytes.Equal(filled[i].Key, ms[i].Key) || !bytes.Equal(filled[i].Value, ms[i].Value) {
+					t.Fatalf("member %d: ScanFillMembers %q=%q, AppendMembers %q=%q", i, filled[i].Key, filled[i].Value, ms[i].Key, ms[i].Value)
+				}
 			}
 		}
 		var want map[string]json.RawMessage

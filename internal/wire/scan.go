@@ -190,6 +190,12 @@ type Scanner struct {
 	// the common frame, which ends with them, instead of walking them
 	// twice: once here and once in the decoder.
 	ParamsToEnd bool
+
+	// partial makes Scan validate the value at the start of the line and
+	// stop after it, whatever follows, recording where it ended in end:
+	// ScanMembers validates an object member by member so.
+	partial bool
+	end     int
 }
 
 // MaxToEnd bounds the params a ParamsToEnd scan takes without delimiting
@@ -355,6 +361,13 @@ func (s *Scanner) Scan(line []byte, env *Envelope) (top Kind, depth int, err err
 			i = skipWS(line, i)
 			if d == 0 {
 				s.stack = words
+				if s.partial {
+					// The value ended before the white space just skipped:
+					// it never ends with white space itself.
+					for s.end = i; isWS(line[s.end-1]); s.end-- {
+					}
+					return top, maxD, nil
+				}
 				if i != n {
 					return s.fail(env, i, maxD, "unexpected data after top-level value")
 				}
