@@ -88,13 +88,21 @@ func parseObject(data []byte) (members []wire.Member, ok bool, err error) {
 	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
-	switch err := validate(data, maxDepth+1); {
-	case err == errTooDeep:
-		return nil, true, tooDeep(data)
+	// Validated and split in one pass, the members kept in a slice of
+	// their number (see splitObject).
+	var buf [16]wire.Member
+	n, _, depth, err := wire.ScanFillMembers(buf[:], data)
+	switch {
 	case err != nil:
 		return nil, true, err
+	case depth > maxDepth+1:
+		return nil, true, tooDeep(data)
+	case n == 0:
+		return nil, true, nil
+	case n <= len(buf):
+		return slices.Clone(buf[:n]), true, nil
 	}
-	return splitObject(data), true, nil
+	return wire.AppendMembers(make([]wire.Member, 0, n), data), true, nil
 }
 
 // lookup returns the value of the last member called key (JSON.parse keeps
@@ -117,10 +125,22 @@ func sameBytes(a, b []byte) bool {
 // valid object or a member on the way is missing or not an object.
 func dig(obj json.RawMessage, keys ...string) json.RawMessage {
 	v := json.RawMessage(bytes.TrimSpace(obj))
-	if kindOf(v) != kindObject || validate(v, maxDepth+1) != nil {
+	if kindOf(v) != kindObject {
 		return nil
 	}
-	for _, k := range keys {
+	// The first key is looked up in the pass that validates obj.
+	var first json.RawMessage
+	_, depth, err := wire.ScanMembers(v, func(key, value []byte) bool {
+		if string(key) == keys[0] {
+			first = value
+		}
+		return true
+	})
+	if err != nil || depth > maxDepth+1 {
+		return nil
+	}
+	v = first
+	for _, k := range keys[1:] {
 		if v = get(v, k); v == nil {
 			return nil
 		}

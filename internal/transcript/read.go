@@ -104,14 +104,10 @@ const maxJSONDepth = 10000
 // readTranscriptLine reads raw as encoding/json reads an object into a map:
 // ok is false when it is not valid JSON (nested at most maxJSONDepth deep)
 // or not an object; of a member present more than once, the last counts.
-// The line is scanned once and its members delimited once, where decoding
-// it into a map walked a frame, the bulk of the line, three times.
+// The line is validated and its members delimited in one pass, where
+// decoding it into a map walked a frame, the bulk of the line, three times.
 func readTranscriptLine(raw []byte) (m transcriptMembers, ok bool) {
-	top, depth, err := wire.ScanValue(raw)
-	if err != nil || depth > maxJSONDepth || top != wire.Object {
-		return m, false
-	}
-	wire.Members(raw, func(key, value []byte) bool {
+	top, depth, err := wire.ScanMembers(raw, func(key, value []byte) bool {
 		switch string(key) {
 		case "dir":
 			m.dir = value
@@ -130,6 +126,9 @@ func readTranscriptLine(raw []byte) (m transcriptMembers, ok bool) {
 		}
 		return true
 	})
+	if err != nil || depth > maxJSONDepth || top != wire.Object {
+		return transcriptMembers{}, false
+	}
 	return m, true
 }
 
