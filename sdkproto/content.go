@@ -178,44 +178,46 @@ func (b ContentBlock) Member(key string) json.RawMessage { return memberOf(b.k, 
 // Failed reports the tool-result flag: IsError when set, else false.
 func (b ContentBlock) Failed() bool { return b.IsError != nil && *b.IsError }
 
-func (b *ContentBlock) fields() []field { return b.fieldsAt(0) }
-
-// fieldsAt are the fields of a block nested depth levels deep in content
-// (the depth matters only to decoding, see maxContentDepth).
-func (b *ContentBlock) fieldsAt(depth int) []field {
-	fs := []field{reqString("type", &b.Type)}
-	present := func(t ...string) bool {
-		for _, x := range t {
-			if b.Type == x {
-				return true
-			}
+// blockIs reports whether b's type is one of types.
+func blockIs(b *ContentBlock, types ...string) bool {
+	for _, t := range types {
+		if b.Type == t {
+			return true
 		}
-		return false
 	}
-	up := func() bool { return b.IsUpload() }
-	fs = append(fs,
-		field{"text", func(r json.RawMessage) held { b.Text, _ = memberString(r); return heldOther }, func() (json.RawMessage, bool) {
-			return marshal(b.Text), present(BlockTypeText, BlockTypeReasoning) || b.Text != ""
-		}},
-		optValue("attachment", &b.Attachment),
-		strWhen("id", &b.ID, func() bool { return present(BlockTypeToolCall) }),
-		strWhen("name", &b.Name, func() bool { return present(BlockTypeToolCall) }),
-		strWhen("arguments", &b.Arguments, func() bool { return present(BlockTypeToolCall) }),
-		strWhen("toolCallId", &b.ToolCallID, func() bool { return present(BlockTypeToolResult) }),
-		blocksField("content", &b.Content, depth+1, func() bool { return b.Content != nil || present(BlockTypeToolResult) }),
-		optBoolPtr("isError", &b.IsError),
-		field{"data", func(r json.RawMessage) held { b.hasData = true; b.Data, _ = memberString(r); return heldOther }, func() (json.RawMessage, bool) {
-			return marshal(b.Data), up()
-		}},
-		strWhen("mimeType", &b.MimeType, func() bool { return up() && (b.MimeType != "" || b.k.raw == nil) }),
-	)
-	return fs
+	return false
 }
 
-// strWhen is a string member written when when() holds or it is non-empty.
-func strWhen(key string, p *string, when func() bool) field {
-	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
-		func() (json.RawMessage, bool) { return marshal(*p), when() || *p != "" }}
+// blockFields are the fields of ContentBlock. The depth a block is decoded
+// at (see maxContentDepth) matters only to the content it holds. They are
+// set by init: the content they hold decodes with them.
+var blockFields []field[ContentBlock]
+
+func init() { blockFields = newBlockFields() }
+
+func newBlockFields() []field[ContentBlock] {
+	return []field[ContentBlock]{
+		reqString("type", func(b *ContentBlock) *string { return &b.Type }),
+		strWhen("text", func(b *ContentBlock) *string { return &b.Text },
+			func(b *ContentBlock) bool { return blockIs(b, BlockTypeText, BlockTypeReasoning) }),
+		optValue("attachment", func(b *ContentBlock) **ImageAttachmentRef { return &b.Attachment }),
+		strWhen("id", func(b *ContentBlock) *string { return &b.ID }, func(b *ContentBlock) bool { return blockIs(b, BlockTypeToolCall) }),
+		strWhen("name", func(b *ContentBlock) *string { return &b.Name }, func(b *ContentBlock) bool { return blockIs(b, BlockTypeToolCall) }),
+		strWhen("arguments", func(b *ContentBlock) *string { return &b.Arguments }, func(b *ContentBlock) bool { return blockIs(b, BlockTypeToolCall) }),
+		strWhen("toolCallId", func(b *ContentBlock) *string { return &b.ToolCallID }, func(b *ContentBlock) bool { return blockIs(b, BlockTypeToolResult) }),
+		blocksField("content", func(b *ContentBlock) *[]ContentBlock { return &b.Content }, true,
+			func(b *ContentBlock) bool { return b.Content != nil || blockIs(b, BlockTypeToolResult) }),
+		optBoolPtr("isError", func(b *ContentBlock) **bool { return &b.IsError }),
+		{"data", func(b *ContentBlock, r json.RawMessage, _ int) held {
+			b.hasData = true
+			b.Data, _ = memberString(r)
+			return heldOther
+		}, func(b *ContentBlock) (json.RawMessage, bool) {
+			return marshal(b.Data), b.IsUpload()
+		}},
+		strWhen("mimeType", func(b *ContentBlock) *string { return &b.MimeType },
+			func(b *ContentBlock) bool { return b.IsUpload() && (b.MimeType != "" || b.k.raw == nil) }),
+	}
 }
 
 // UnmarshalJSON decodes any JSON value into b, keeping its bytes.
@@ -229,9 +231,10 @@ func (b *ContentBlock) decodeValid(r json.RawMessage) error { return b.decode(r,
 // text and image blocks only, one level). Each level of decoding re-reads
 // the levels below it, and encoding a changed block re-encodes them, so
 // the cost grows with the square of the depth times the size, and faster
-// for deep narrow input: 500 levels (17 KB) took 22 s without the bound. A block deeper than the
-// bound fails to decode, so the content array holding it stays undecoded
-// (Content nil) but is kept verbatim in the enclosing block's bytes.
+// for deep narrow input: 500 levels (17 KB) took 22 s without the bound.
+// A block deeper than the bound fails to decode, so the content array
+// holding it stays undecoded (Content nil) but is kept verbatim in the
+// enclosing block's bytes.
 const maxContentDepth = 4
 
 var errContentTooDeep = errors.New("sdkproto: content blocks nested too deeply")
@@ -244,10 +247,10 @@ func (b *ContentBlock) decode(data []byte, depth int, valid bool) error {
 		return errContentTooDeep
 	}
 	if valid {
-		b.isObject = decodeValidFields(&b.k, data, b.fieldsAt(depth))
+		b.isObject = decodeValidFields(&b.k, data, blockFields, b, depth)
 		return nil
 	}
-	obj, err := decodeFields(&b.k, data, b.fieldsAt(depth))
+	obj, err := decodeFields(&b.k, data, blockFields, b, depth)
 	b.isObject = obj
 	return err
 }
@@ -257,42 +260,43 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	if b.k.raw != nil && !b.isObject {
 		return b.k.raw, nil
 	}
-	return encodeFields(b.k, b.fields())
+	return encodeFields(b.k, blockFields, &b)
 }
 
-func (r *ImageAttachmentRef) fields() []field {
-	return []field{
-		reqString("attachmentId", &r.AttachmentID),
-		reqString("mediaType", &r.MediaType),
-		reqInt("bytes", &r.Bytes),
-		reqInt("width", &r.Width),
-		reqInt("height", &r.Height),
-		optString("name", &r.Name),
-		optValue("originalDimensions", &r.OriginalDimensions),
-	}
+var attachmentFields = []field[ImageAttachmentRef]{
+	reqString("attachmentId", func(r *ImageAttachmentRef) *string { return &r.AttachmentID }),
+	reqString("mediaType", func(r *ImageAttachmentRef) *string { return &r.MediaType }),
+	reqInt("bytes", func(r *ImageAttachmentRef) *int64 { return &r.Bytes }),
+	reqInt("width", func(r *ImageAttachmentRef) *int64 { return &r.Width }),
+	reqInt("height", func(r *ImageAttachmentRef) *int64 { return &r.Height }),
+	optString("name", func(r *ImageAttachmentRef) *string { return &r.Name }),
+	optValue("originalDimensions", func(r *ImageAttachmentRef) **Dimensions { return &r.OriginalDimensions }),
 }
 
 // UnmarshalJSON decodes an attachment reference, keeping its bytes.
 func (r *ImageAttachmentRef) UnmarshalJSON(data []byte) error {
 	*r = ImageAttachmentRef{}
-	return objectOnly(decodeFields(&r.k, data, r.fields()))
+	return objectOnly(decodeFields(&r.k, data, attachmentFields, r, 0))
 }
 
 // MarshalJSON encodes r, preserving decoded bytes as ContentBlock does.
-func (r ImageAttachmentRef) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+func (r ImageAttachmentRef) MarshalJSON() ([]byte, error) {
+	return encodeFields(r.k, attachmentFields, &r)
+}
 
-func (d *Dimensions) fields() []field {
-	return []field{reqInt("width", &d.Width), reqInt("height", &d.Height)}
+var dimensionsFields = []field[Dimensions]{
+	reqInt("width", func(d *Dimensions) *int64 { return &d.Width }),
+	reqInt("height", func(d *Dimensions) *int64 { return &d.Height }),
 }
 
 // UnmarshalJSON decodes a {width, height} object, keeping its bytes.
 func (d *Dimensions) UnmarshalJSON(data []byte) error {
 	*d = Dimensions{}
-	return objectOnly(decodeFields(&d.k, data, d.fields()))
+	return objectOnly(decodeFields(&d.k, data, dimensionsFields, d, 0))
 }
 
 // MarshalJSON encodes d, preserving decoded bytes.
-func (d Dimensions) MarshalJSON() ([]byte, error) { return encodeFields(d.k, d.fields()) }
+func (d Dimensions) MarshalJSON() ([]byte, error) { return encodeFields(d.k, dimensionsFields, &d) }
 
 // objectOnly turns a decoded non-object into an error.
 func objectOnly(isObject bool, err error) error {
@@ -322,21 +326,25 @@ func decodeBlocksAt(r json.RawMessage, depth int) (blocks []ContentBlock, ok boo
 	return blocks, true
 }
 
-// blocksField is a member holding content blocks nested depth-1 levels
-// deep, written when present reports so. Content that does not decode
-// leaves the field nil.
-func blocksField(key string, p *[]ContentBlock, depth int, present func() bool) field {
-	return field{key, func(r json.RawMessage) held {
+// blocksField is a member holding content blocks, written when present
+// reports so: the content of a block, a level below it, when nested; else
+// content at the top (a message's). Content that does not decode leaves
+// the field nil.
+func blocksField[T any](key string, p func(*T) *[]ContentBlock, nested bool, present func(*T) bool) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, depth int) held {
+		if !nested {
+			depth = -1
+		}
 		var ok bool
-		if *p, ok = decodeBlocksAt(r, depth); ok {
+		if *p(v), ok = decodeBlocksAt(r, depth+1); ok {
 			return heldAsIs // blocks keep their bytes: they encode as r does
 		}
 		return heldOther
-	}, func() (json.RawMessage, bool) {
-		if !present() {
+	}, func(v *T) (json.RawMessage, bool) {
+		if !present(v) {
 			return nil, false
 		}
-		return encodeBlocks(*p), true
+		return encodeBlocks(*p(v)), true
 	}}
 }
 

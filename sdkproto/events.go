@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // EventType is the type of a session-log event; it discriminates Data.
@@ -109,26 +112,65 @@ type Event struct {
 	k         keep
 }
 
-func (e *Event) fields() []field {
-	return []field{
-		reqString("type", (*string)(&e.Type)),
-		reqInt("seq", &e.Seq),
-		reqInt("time", &e.Time),
-		optRaw("data", &e.Data),
-		optBool("ignorable", &e.Ignorable),
-		field{"sourceEventSeqs", func(r json.RawMessage) held {
-			var s []int64
-			if kindOf(r) != kindArray || json.Unmarshal(r, &s) != nil {
-				return heldBefore
-			}
-			if s == nil {
-				s = []int64{}
-			}
-			e.SourceEventSeqs = s
-			return heldOther
-		}, func() (json.RawMessage, bool) { return marshal(e.SourceEventSeqs), e.SourceEventSeqs != nil }},
-		optValue("surfaceOp", &e.SurfaceOp),
+var eventFields = []field[Event]{
+	reqString("type", func(e *Event) *string { return (*string)(&e.Type) }),
+	reqInt("seq", func(e *Event) *int64 { return &e.Seq }),
+	reqInt("time", func(e *Event) *int64 { return &e.Time }),
+	optRaw("data", func(e *Event) *json.RawMessage { return &e.Data }),
+	optBool("ignorable", func(e *Event) *bool { return &e.Ignorable }),
+	{"sourceEventSeqs", func(e *Event, r json.RawMessage, _ int) held {
+		s, ok := int64s(r)
+		if !ok {
+			return heldBefore
+		}
+		e.SourceEventSeqs = s
+		return heldOther
+	}, func(e *Event) (json.RawMessage, bool) { return marshal(e.SourceEventSeqs), e.SourceEventSeqs != nil }},
+	optValue("surfaceOp", func(e *Event) **SurfaceOp { return &e.SurfaceOp }),
+}
+
+// int64s decodes r, a value taken from a validated object, as
+// encoding/json decodes an array into a []int64 (a null element is 0; an
+// element that is not an integer within int64 fails it); ok is false when
+// r is not such an array. An empty array gives a non-nil empty slice.
+func int64s(r json.RawMessage) (s []int64, ok bool) {
+	if kindOf(r) != kindArray {
+		return nil, false
 	}
+	s, ok = []int64{}, true
+	wire.Elements(r, func(e []byte) bool {
+		var n int64
+		switch kindOf(e) {
+		case kindNull:
+		case kindNumber:
+			var err error
+			n, err = strconv.ParseInt(string(e), 10, 64)
+			ok = err == nil
+		default:
+			ok = false
+		}
+		s = append(s, n)
+		return ok
+	})
+	return s, ok
+}
+
+// dataAt returns the value at the end of keys in e.Data, as dig does. The
+// data as decoded, a member of validated bytes, is not validated again.
+func (e Event) dataAt(keys ...string) json.RawMessage {
+	if !bytes.Equal(e.Data, e.Member("data")) {
+		return dig(e.Data, keys...)
+	}
+	v := e.Data
+	if kindOf(v) != kindObject {
+		return nil
+	}
+	for _, k := range keys {
+		if v = get(v, k); v == nil {
+			return nil
+		}
+	}
+	return v
 }
 
 // UnmarshalJSON decodes an envelope; it fails with ErrNoEnvelope when data
@@ -143,7 +185,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		return ErrNoEnvelope
 	}
 	*e = Event{}
-	decodeMembers(&e.k, raw, ms, e.fields())
+	decodeMembers(&e.k, raw, ms, eventFields, e, 0)
 	return nil
 }
 
@@ -157,13 +199,13 @@ func (e *Event) decodeValid(r json.RawMessage) error {
 		return ErrNoEnvelope
 	}
 	*e = Event{}
-	decodeMembers(&e.k, r, ms, e.fields())
+	decodeMembers(&e.k, r, ms, eventFields, e, 0)
 	return nil
 }
 
 // MarshalJSON encodes e: type, seq, time, data, then ignorable,
 // sourceEventSeqs and surfaceOp when set; a decoded Event keeps its bytes.
-func (e Event) MarshalJSON() ([]byte, error) { return encodeFields(e.k, e.fields()) }
+func (e Event) MarshalJSON() ([]byte, error) { return encodeFields(e.k, eventFields, &e) }
 
 // Member returns the raw JSON of the envelope member key as received.
 func (e Event) Member(key string) json.RawMessage { return memberOf(e.k, key) }
@@ -194,8 +236,26 @@ func ReplaceOp(start, end int64) *SurfaceOp {
 	return &SurfaceOp{Op: SurfaceReplace, Start: start, End: end}
 }
 
-func (s *SurfaceOp) fields() []field {
-	return []field{reqString("op", &s.Op), reqInt("start", &s.Start), reqInt("end", &s.End)}
+var surfaceOpFields = []field[SurfaceOp]{
+	reqString("op", func(s *SurfaceOp) *string { return &s.Op }),
+	reqInt("start", func(s *SurfaceOp) *int64 { return &s.Start }),
+	reqInt("end", func(s *SurfaceOp) *int64 { return &s.End }),
+}
+
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (s *SurfaceOp) decodeValid(r json.RawMessage) error {
+	switch kindOf(r) {
+	case kindString:
+		*s = SurfaceOp{k: keep{raw: r}}
+		s.Op, _ = memberString(r)
+		s.strOp = s.Op
+		return nil
+	case kindObject:
+		*s = SurfaceOp{}
+		decodeValidFields(&s.k, r, surfaceOpFields, s, 0)
+		return nil
+	}
+	return errNotObject
 }
 
 // UnmarshalJSON accepts the string form (Op = the string) and the object form.
@@ -206,7 +266,7 @@ func (s *SurfaceOp) UnmarshalJSON(data []byte) error {
 		s.k = keep{raw: append(json.RawMessage(nil), data...)}
 		return nil
 	}
-	return objectOnly(decodeFields(&s.k, data, s.fields()))
+	return objectOnly(decodeFields(&s.k, data, surfaceOpFields, s, 0))
 }
 
 // MarshalJSON writes "append" as a string and other ops as objects; a
@@ -221,7 +281,7 @@ func (s SurfaceOp) MarshalJSON() ([]byte, error) {
 	if s.k.raw == nil && s.Op == SurfaceAppend {
 		return marshal(s.Op), nil
 	}
-	return encodeFields(s.k, s.fields())
+	return encodeFields(s.k, surfaceOpFields, &s)
 }
 
 // CheckEnvelope applies the TypeScript run() test to a root-session event:
@@ -272,12 +332,13 @@ func (e Event) CheckAssistantContent() error {
 	if e.Type != EventAssistantMessage {
 		return nil
 	}
-	content := elements(dig(e.Data, "message", "content"))
-	ok := content != nil
-	for _, b := range content {
-		if kindOf(get(b, "type")) != kindString {
-			ok = false
-		}
+	content := e.dataAt("message", "content")
+	ok := kindOf(content) == kindArray
+	if ok {
+		wire.Elements(content, func(b []byte) bool {
+			ok = kindOf(get(b, "type")) == kindString // nil when b is no object
+			return ok
+		})
 	}
 	if ok {
 		return nil
@@ -301,7 +362,7 @@ func (e Event) ReceiptIDs() []string {
 		return nil
 	}
 	var ids []string
-	for _, m := range elements(dig(e.Data, "inserted")) {
+	for _, m := range elements(e.dataAt("inserted")) {
 		if id, ok := memberString(get(m, "id")); ok {
 			ids = append(ids, id)
 		}
@@ -317,7 +378,7 @@ func (e Event) TurnEndReasonKind() (TurnEndKind, error) {
 	if e.Type != EventTurnEnd {
 		return "", typeMismatch(e.Type, EventTurnEnd)
 	}
-	kind, ok := memberString(dig(e.Data, "reason", "kind"))
+	kind, ok := memberString(e.dataAt("reason", "kind"))
 	if !ok {
 		return "", &ProtocolError{"turn/end event requires a string data.reason.kind"}
 	}
@@ -330,6 +391,6 @@ func (e Event) ChunkType() (t ChunkType, ok bool) {
 	if e.Type != EventAssistantChunk {
 		return "", false
 	}
-	s, ok := memberString(dig(e.Data, "chunk", "type"))
+	s, ok := memberString(e.dataAt("chunk", "type"))
 	return ChunkType(s), ok
 }

@@ -166,3 +166,19 @@ func FuzzDataDecodes(f *testing.F) {
 		}
 	})
 }
+
+// int64s decodes sourceEventSeqs as encoding/json decodes a []int64.
+func TestInt64s(t *testing.T) {
+	for _, in := range []string{
+		`[]`, `[1,2,3]`, `[ 1 , -2 ]`, `[null,5]`, `[1.5]`, `[1e2]`, `["1"]`, `[true]`, `[[1]]`, `[{}]`, `[-0]`,
+		`[9223372036854775807]`, `[9223372036854775808]`, `[-9223372036854775808]`, `null`, `{}`, `"x"`, `5`,
+	} {
+		var want []int64
+		err := json.Unmarshal([]byte(in), &want)
+		wantOK := err == nil && kindOf(json.RawMessage(in)) == kindArray
+		got, ok := int64s(json.RawMessage(in))
+		if ok != wantOK || ok && !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("int64s(%s) = %v %v; encoding/json: %v %v", in, got, ok, want, err)
+		}
+	}
+}

@@ -26,29 +26,31 @@ type Message struct {
 	k       keep
 }
 
-func (m *Message) fields() []field {
-	return []field{
-		reqString("id", &m.ID),
-		reqString("role", &m.Role),
-		blocksField("content", &m.Content, 0, func() bool { return true }),
-		value("source", &m.Source, func() bool { return true }),
-	}
+var messageFields = []field[Message]{
+	reqString("id", func(m *Message) *string { return &m.ID }),
+	reqString("role", func(m *Message) *string { return &m.Role }),
+	blocksField("content", func(m *Message) *[]ContentBlock { return &m.Content }, false, func(*Message) bool { return true }),
+	value("source", func(m *Message) *MessageSource { return &m.Source }, func(*Message) bool { return true }),
 }
 
 // UnmarshalJSON decodes a message leniently, keeping its bytes.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	*m = Message{}
-	return objectOnly(decodeFields(&m.k, data, m.fields()))
+	return objectOnly(decodeFields(&m.k, data, messageFields, m, 0))
 }
 
 // decodeValid is UnmarshalJSON for a member's value (see validDecoder).
 func (m *Message) decodeValid(r json.RawMessage) error {
+	if kindOf(r) != kindObject {
+		return errNotObject
+	}
 	*m = Message{}
-	return objectOnly(decodeValidFields(&m.k, r, m.fields()), nil)
+	decodeValidFields(&m.k, r, messageFields, m, 0)
+	return nil
 }
 
 // MarshalJSON encodes m: id, role, content, source.
-func (m Message) MarshalJSON() ([]byte, error) { return encodeFields(m.k, m.fields()) }
+func (m Message) MarshalJSON() ([]byte, error) { return encodeFields(m.k, messageFields, &m) }
 
 // MessageSource says where a message came from. Kind is user, plugin,
 // model or tool upstream, and plugins add more; the members of other kinds
@@ -65,33 +67,35 @@ type MessageSource struct {
 	k        keep
 }
 
-func (s *MessageSource) fields() []field {
-	return []field{
-		reqString("kind", &s.Kind),
-		optString("plugin", &s.Plugin),
-		optString("form", &s.Form),
-		optString("summary", &s.Summary),
-		optString("provider", &s.Provider),
-		optString("model", &s.Model),
-		optString("callId", &s.CallID),
-		optRaw("replayState", &s.Replay),
-	}
+var sourceFields = []field[MessageSource]{
+	reqString("kind", func(s *MessageSource) *string { return &s.Kind }),
+	optString("plugin", func(s *MessageSource) *string { return &s.Plugin }),
+	optString("form", func(s *MessageSource) *string { return &s.Form }),
+	optString("summary", func(s *MessageSource) *string { return &s.Summary }),
+	optString("provider", func(s *MessageSource) *string { return &s.Provider }),
+	optString("model", func(s *MessageSource) *string { return &s.Model }),
+	optString("callId", func(s *MessageSource) *string { return &s.CallID }),
+	optRaw("replayState", func(s *MessageSource) *json.RawMessage { return &s.Replay }),
 }
 
 // UnmarshalJSON decodes a source leniently, keeping its bytes.
 func (s *MessageSource) UnmarshalJSON(data []byte) error {
 	*s = MessageSource{}
-	return objectOnly(decodeFields(&s.k, data, s.fields()))
+	return objectOnly(decodeFields(&s.k, data, sourceFields, s, 0))
 }
 
 // decodeValid is UnmarshalJSON for a member's value (see validDecoder).
 func (s *MessageSource) decodeValid(r json.RawMessage) error {
+	if kindOf(r) != kindObject {
+		return errNotObject
+	}
 	*s = MessageSource{}
-	return objectOnly(decodeValidFields(&s.k, r, s.fields()), nil)
+	decodeValidFields(&s.k, r, sourceFields, s, 0)
+	return nil
 }
 
 // MarshalJSON encodes s, preserving decoded bytes.
-func (s MessageSource) MarshalJSON() ([]byte, error) { return encodeFields(s.k, s.fields()) }
+func (s MessageSource) MarshalJSON() ([]byte, error) { return encodeFields(s.k, sourceFields, &s) }
 
 // Member returns the raw JSON of the member key as received.
 func (s MessageSource) Member(key string) json.RawMessage { return memberOf(s.k, key) }

@@ -155,23 +155,26 @@ const (
 	// heldOther: a value of its own, whose encoding is computed.
 	heldOther held = iota
 	// heldAsIs: the member's value, decoded whole, which encodes as that
-	// value compacted (an object of this package that kept its bytes,
-	// raw JSON). Its encoding at decode time is known without being
-	// computed: only the rare encoding that finds the value changed needs
-	// it, which keeps decoding from encoding every nested value again.
+	// value compacted (an object of this package that kept its bytes, raw
+	// JSON, a string or a number written as the field would write it).
+	// Its encoding at decode time is known without being computed: only
+	// the rare encoding that finds the value changed needs it, which
+	// keeps decoding from encoding every value again.
 	heldAsIs
 	// heldBefore: what it held before; the decoder refused the value.
 	heldBefore
 )
 
-// field binds a JSON member name to a Go field of an object type. dec
-// stores a member's value (and may refuse a value of the wrong JSON type,
-// leaving the field at its zero value) and says what the field then holds;
-// enc returns the member's encoding and whether the member is present.
-type field struct {
+// field binds a JSON member name to a Go field of the object type T, for
+// values v of T. dec stores a member's value (and may refuse a value of
+// the wrong JSON type, leaving the field at its zero value) and says what
+// the field then holds; depth is how deep v lies in content (see
+// maxContentDepth). enc returns the member's encoding and whether the
+// member is present. A type's fields are one table, built once.
+type field[T any] struct {
 	key string
-	dec func(raw json.RawMessage) held
-	enc func() (json.RawMessage, bool)
+	dec func(v *T, raw json.RawMessage, depth int) held
+	enc func(v *T) (json.RawMessage, bool)
 }
 
 // keep is embedded state of a decoded object: the bytes it came from, their
@@ -182,17 +185,18 @@ type keep struct {
 	then []member        // encoding of the fields at decode time
 }
 
-// decodeFields decodes the object data into fields and records data in k.
-// A value that is not an object leaves the fields at zero and is kept as is
-// when object is false; with object true it is an error.
-func decodeFields(k *keep, data []byte, fields []field) (isObject bool, err error) {
+// decodeFields decodes the object data into the fields of v, which lies
+// depth deep in content, and records data in k, v's keep. A value that is
+// not an object leaves the fields at zero and is kept as is when object is
+// false; with object true it is an error.
+func decodeFields[T any](k *keep, data []byte, fields []field[T], v *T, depth int) (isObject bool, err error) {
 	trimmed := bytes.TrimSpace(data)
 	if kindOf(trimmed) != kindObject {
 		if validate(data, maxDepth) != nil {
 			return false, errors.New("sdkproto: invalid JSON")
 		}
 		*k = keep{raw: append(json.RawMessage(nil), trimmed...)}
-		k.then = snapshot(fields, nil) // the fields of an empty object, for encodeFields
+		k.then = snapshot(fields, v, nil) // the fields of an empty object, for encodeFields
 		return false, nil
 	}
 	raw := append(json.RawMessage(nil), trimmed...)
@@ -200,20 +204,20 @@ func decodeFields(k *keep, data []byte, fields []field) (isObject bool, err erro
 	if err != nil {
 		return true, err
 	}
-	decodeMembers(k, raw, ms, fields)
+	decodeMembers(k, raw, ms, fields, v, depth)
 	return true, nil
 }
 
 // decodeValidFields is decodeFields for r, a value taken from a validated
 // object: it is not validated again, and the value keeps r itself, which
 // no one modifies, rather than a copy.
-func decodeValidFields(k *keep, r json.RawMessage, fields []field) (isObject bool) {
+func decodeValidFields[T any](k *keep, r json.RawMessage, fields []field[T], v *T, depth int) (isObject bool) {
 	if kindOf(r) != kindObject {
 		*k = keep{raw: r}
-		k.then = snapshot(fields, nil)
+		k.then = snapshot(fields, v, nil)
 		return false
 	}
-	decodeMembers(k, r, splitObject(r), fields)
+	decodeMembers(k, r, splitObject(r), fields, v, depth)
 	return true
 }
 
@@ -232,8 +236,9 @@ func splitObject(obj json.RawMessage) []wire.Member {
 }
 
 // decodeMembers decodes the members ms of the object raw, bytes the value
-// keeps (that no one modifies), into fields, and records both in k.
-func decodeMembers(k *keep, raw json.RawMessage, ms []wire.Member, fields []field) {
+// keeps (that no one modifies), into the fields of v, and records both in
+// k.
+func decodeMembers[T any](k *keep, raw json.RawMessage, ms []wire.Member, fields []field[T], v *T, depth int) {
 	var buf [16]json.RawMessage // the member each field holds as is, if any
 	var asIs []json.RawMessage
 	if len(fields) <= len(buf) {
@@ -242,11 +247,11 @@ func decodeMembers(k *keep, raw json.RawMessage, ms []wire.Member, fields []fiel
 		asIs = make([]json.RawMessage, len(fields))
 	}
 	for _, m := range ms {
-		for i, f := range fields {
-			if f.key != string(m.Key) {
+		for i := range fields {
+			if fields[i].key != string(m.Key) {
 				continue
 			}
-			switch f.dec(m.Value) {
+			switch fields[i].dec(v, m.Value, depth) {
 			case heldAsIs:
 				asIs[i] = m.Value
 			case heldOther:
@@ -255,28 +260,32 @@ func decodeMembers(k *keep, raw json.RawMessage, ms []wire.Member, fields []fiel
 		}
 	}
 	k.raw, k.ms = raw, ms
-	k.then = snapshot(fields, asIs) // after k.raw: some fields' presence depends on it
+	k.then = snapshot(fields, v, asIs) // after k.raw: some fields' presence depends on it
 }
 
-// snapshot is the encoding of fields right after decoding: asIs[i], when
-// set, is the member's value that field i holds as is.
-func snapshot(fields []field, asIs []json.RawMessage) []member {
-	out := make([]member, 0, len(fields))
-	for i, f := range fields {
+// snapshot is the encoding of the fields of v right after decoding:
+// asIs[i], when set, is the member's value that field i holds as is.
+func snapshot[T any](fields []field[T], v *T, asIs []json.RawMessage) []member {
+	var buf [16]member // then kept in a slice of its number
+	out := buf[:0]
+	if len(fields) > len(buf) {
+		out = make([]member, 0, len(fields))
+	}
+	for i := range fields {
 		if i < len(asIs) && asIs[i] != nil {
-			out = append(out, member{key: f.key, value: asIs[i], asIs: true})
-		} else if v, ok := f.enc(); ok {
-			out = append(out, member{key: f.key, value: v})
+			out = append(out, member{key: fields[i].key, value: asIs[i], asIs: true})
+		} else if e, ok := fields[i].enc(v); ok {
+			out = append(out, member{key: fields[i].key, value: e})
 		}
 	}
-	return out
+	return slices.Clone(out)
 }
 
-func encodeMembers(fields []field) []member {
+func encodeMembers[T any](fields []field[T], v *T) []member {
 	out := make([]member, 0, len(fields))
-	for _, f := range fields {
-		if v, ok := f.enc(); ok {
-			out = append(out, member{key: f.key, value: v})
+	for i := range fields {
+		if e, ok := fields[i].enc(v); ok {
+			out = append(out, member{key: fields[i].key, value: e})
 		}
 	}
 	return out
@@ -286,8 +295,8 @@ func encodeMembers(fields []field) []member {
 // changed since decoding, the kept bytes with only the changed members
 // rewritten otherwise, and a fresh compact object (members in field order)
 // for a value built in Go.
-func encodeFields(k keep, fields []field) ([]byte, error) {
-	now := encodeMembers(fields)
+func encodeFields[T any](k keep, fields []field[T], v *T) ([]byte, error) {
+	now := encodeMembers(fields, v)
 	if k.raw == nil {
 		return buildObject(now), nil
 	}
@@ -301,8 +310,8 @@ func encodeFields(k keep, fields []field) ([]byte, error) {
 		return raw, nil
 	}
 	known := map[string]bool{}
-	for _, f := range fields {
-		known[f.key] = true
+	for i := range fields {
+		known[fields[i].key] = true
 	}
 	thenV, nowV := index(k.then), index(now)
 	emitted := map[string]bool{}
@@ -440,58 +449,101 @@ func stringify(v any) json.RawMessage {
 	return b
 }
 
-// Field constructors. "req" members are always written (upstream always
-// sends them); "opt" members are written only when set.
+// Field constructors: each takes the key and the accessor of the Go field
+// in a value of T. "req" members are always written (upstream always sends
+// them); "opt" members are written only when set.
 
-func reqString(key string, p *string) field {
-	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
-		func() (json.RawMessage, bool) { return marshal(*p), true }}
+func reqString[T any](key string, p func(*T) *string) field[T] { return strWhen(key, p, nil) }
+
+func optString[T any](key string, p func(*T) *string) field[T] {
+	return strWhen(key, p, func(*T) bool { return false })
 }
 
-func optString(key string, p *string) field {
-	return field{key, func(r json.RawMessage) held { *p, _ = memberString(r); return heldOther },
-		func() (json.RawMessage, bool) { return marshal(*p), *p != "" }}
-}
-
-func reqInt(key string, p *int64) field {
-	return field{key, func(r json.RawMessage) held { *p, _ = wire.NumberInt64(r); return heldOther },
-		func() (json.RawMessage, bool) { return marshal(*p), true }}
-}
-
-func optBool(key string, p *bool) field {
-	return field{key, func(r json.RawMessage) held { *p, _ = asBool(r); return heldOther },
-		func() (json.RawMessage, bool) { return marshal(*p), *p }}
-}
-
-func optBoolPtr(key string, p **bool) field {
-	return field{key, func(r json.RawMessage) held {
-		if b, ok := asBool(r); ok {
-			*p = &b
-			return heldOther
+// strWhen is a string member written when when(v) holds (always, when nil)
+// or it is non-empty.
+func strWhen[T any](key string, p func(*T) *string, when func(*T) bool) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+		s, canonical := memberStringAsIs(r)
+		*p(v) = s
+		if canonical && (when == nil || s != "") { // written as is
+			return heldAsIs
 		}
-		return heldBefore
-	}, func() (json.RawMessage, bool) {
-		if *p == nil {
-			return nil, false
-		}
-		return marshal(**p), true
+		return heldOther
+	}, func(v *T) (json.RawMessage, bool) {
+		return marshal(*p(v)), when == nil || when(v) || *p(v) != ""
 	}}
 }
 
-func optRaw(key string, p *json.RawMessage) field {
-	return field{key, func(r json.RawMessage) held { *p = append(json.RawMessage(nil), r...); return heldAsIs },
-		func() (json.RawMessage, bool) { return compact(*p), *p != nil }}
+func reqInt[T any](key string, p func(*T) *int64) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+		*p(v), _ = wire.NumberInt64(r)
+		if canonicalInt(r) {
+			return heldAsIs
+		}
+		return heldOther
+	}, func(v *T) (json.RawMessage, bool) { return marshal(*p(v)), true }}
+}
+
+func optBool[T any](key string, p func(*T) *bool) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+		*p(v), _ = asBool(r)
+		if *p(v) {
+			return heldAsIs // true, written as is; false is not written
+		}
+		return heldOther
+	}, func(v *T) (json.RawMessage, bool) { return marshal(*p(v)), *p(v) }}
+}
+
+// canonicalInt reports whether r is an integer written as marshal writes
+// int64s: decimal digits, a minus sign, no leading zero, no -0, at most
+// 18 digits (so that it fits).
+func canonicalInt(r []byte) bool {
+	d := r
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || d[0] == '0' && (len(d) > 1 || len(r) > 1) {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func optBoolPtr[T any](key string, p func(*T) **bool) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+		if b, ok := asBool(r); ok {
+			*p(v) = &b
+			return heldOther
+		}
+		return heldBefore
+	}, func(v *T) (json.RawMessage, bool) {
+		if *p(v) == nil {
+			return nil, false
+		}
+		return marshal(**p(v)), true
+	}}
+}
+
+func optRaw[T any](key string, p func(*T) *json.RawMessage) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held { *p(v) = append(json.RawMessage(nil), r...); return heldAsIs },
+		func(v *T) (json.RawMessage, bool) { return compact(*p(v)), *p(v) != nil }}
 }
 
 // unmarshaler is a type of this package that decodes itself.
-type unmarshaler[T any] interface {
-	*T
+type unmarshaler[V any] interface {
+	*V
 	json.Unmarshaler
 }
 
 // validDecoder is a type of this package that decodes a value taken from
 // a validated object as UnmarshalJSON would, without validating it again
-// and keeping the bytes rather than a copy (see decodeValidFields).
+// and keeping the bytes rather than a copy (see decodeValidFields). A
+// value it refuses leaves it as it was, so that a field can be decoded
+// in place.
 type validDecoder interface {
 	decodeValid(r json.RawMessage) error
 }
@@ -507,41 +559,47 @@ func decodeMember(v json.Unmarshaler, r json.RawMessage) error {
 // value is a field whose Go type has its own JSON methods; present reports
 // whether it is written. A value the type refuses leaves the field as it
 // was.
-func value[T any, PT unmarshaler[T]](key string, p *T, present func() bool) field {
-	return field{key, func(r json.RawMessage) held {
-		var v T
-		if decodeMember(PT(&v), r) != nil {
+func value[T, V any, PV unmarshaler[V]](key string, p func(*T) *V, present func(*T) bool) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+		if d, ok := any(PV(p(v))).(validDecoder); ok {
+			if d.decodeValid(r) != nil {
+				return heldBefore
+			}
+			return heldAsIs
+		}
+		var x V
+		if PV(&x).UnmarshalJSON(r) != nil {
 			return heldBefore
 		}
-		*p = v
+		*p(v) = x
 		return heldAsIs
-	}, func() (json.RawMessage, bool) {
-		if !present() {
+	}, func(v *T) (json.RawMessage, bool) {
+		if !present(v) {
 			return nil, false
 		}
-		return marshal(*p), true
+		return marshal(*p(v)), true
 	}}
 }
 
 // optValue is value for a member held by pointer, written when set; null
 // sets it to nil, as encoding/json decodes null into a pointer.
-func optValue[T any, PT unmarshaler[T]](key string, p **T) field {
-	return field{key, func(r json.RawMessage) held {
+func optValue[T, V any, PV unmarshaler[V]](key string, p func(*T) **V) field[T] {
+	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
 		if kindOf(r) == kindNull {
-			*p = nil
+			*p(v) = nil
 			return heldOther
 		}
-		v := new(T)
-		if decodeMember(PT(v), r) != nil {
+		x := new(V)
+		if decodeMember(PV(x), r) != nil {
 			return heldBefore
 		}
-		*p = v
+		*p(v) = x
 		return heldAsIs
-	}, func() (json.RawMessage, bool) {
-		if *p == nil {
+	}, func(v *T) (json.RawMessage, bool) {
+		if *p(v) == nil {
 			return nil, false
 		}
-		return marshal(*p), true
+		return marshal(*p(v)), true
 	}}
 }
 
@@ -574,6 +632,28 @@ func memberString(r json.RawMessage) (string, bool) {
 		return string(s), true
 	}
 	return string(wire.AppendUnquoteUTF8(nil, tok)), true
+}
+
+// memberStringAsIs is memberString ("" unless r is a string), reporting
+// also whether r is the string written as marshal writes it: without
+// escapes, in valid UTF-8, without U+2028 or U+2029 (which it escapes).
+func memberStringAsIs(r json.RawMessage) (s string, canonical bool) {
+	if wire.KindOf(r) == kindString {
+		if c, ok := wire.StringContent(r); ok {
+			ascii := true
+			for _, b := range c {
+				if b >= utf8.RuneSelf {
+					ascii = false
+					break
+				}
+			}
+			if ascii || utf8.Valid(c) && !bytes.Contains(c, []byte("\u2028")) && !bytes.Contains(c, []byte("\u2029")) {
+				return string(c), true
+			}
+		}
+	}
+	s, _ = memberString(r)
+	return s, false
 }
 
 func asBool(r json.RawMessage) (bool, bool) {

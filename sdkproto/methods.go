@@ -66,25 +66,27 @@ type InitializeParams struct {
 	k         keep
 }
 
-func (p *InitializeParams) fields() []field {
-	return []field{
-		reqString("cwd", &p.Cwd),
-		reqString("provider", &p.Provider),
-		reqString("model", &p.Model),
-		value("reasoningEffort", &p.ReasoningEffort, func() bool { return p.ReasoningEffort.IsPresent() }),
-		value("maxTokens", &p.MaxTokens, func() bool { return p.MaxTokens.IsPresent() }),
-	}
+var initializeFields = []field[InitializeParams]{
+	reqString("cwd", func(p *InitializeParams) *string { return &p.Cwd }),
+	reqString("provider", func(p *InitializeParams) *string { return &p.Provider }),
+	reqString("model", func(p *InitializeParams) *string { return &p.Model }),
+	value("reasoningEffort", func(p *InitializeParams) *OptionalString { return &p.ReasoningEffort },
+		func(p *InitializeParams) bool { return p.ReasoningEffort.IsPresent() }),
+	value("maxTokens", func(p *InitializeParams) *OptionalInt { return &p.MaxTokens },
+		func(p *InitializeParams) bool { return p.MaxTokens.IsPresent() }),
 }
 
 // UnmarshalJSON decodes initialize params leniently (see the note above).
 func (p *InitializeParams) UnmarshalJSON(data []byte) error {
 	*p = InitializeParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, initializeFields, p, 0))
 }
 
 // MarshalJSON encodes p: cwd, provider, model, then reasoningEffort and
 // maxTokens when present.
-func (p InitializeParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p InitializeParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, initializeFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received (nil when
 // absent or when p was built in Go), so that a server can render a
@@ -180,31 +182,44 @@ func DefaultInitializeResult() InitializeResult {
 	return InitializeResult{ServerInfo: ServerInfo{Name: ServerName, Version: ServerVersion}}
 }
 
-func (r *InitializeResult) fields() []field {
-	return []field{value("serverInfo", &r.ServerInfo, func() bool { return true })}
+var initializeResultFields = []field[InitializeResult]{
+	value("serverInfo", func(r *InitializeResult) *ServerInfo { return &r.ServerInfo }, func(*InitializeResult) bool { return true }),
 }
 
-func (s *ServerInfo) fields() []field {
-	return []field{reqString("name", &s.Name), reqString("version", &s.Version)}
+var serverInfoFields = []field[ServerInfo]{
+	reqString("name", func(s *ServerInfo) *string { return &s.Name }),
+	reqString("version", func(s *ServerInfo) *string { return &s.Version }),
 }
 
 // UnmarshalJSON decodes leniently; see Check.
 func (r *InitializeResult) UnmarshalJSON(data []byte) error {
 	*r = InitializeResult{}
-	return paramsObject(decodeFields(&r.k, data, r.fields()))
+	return paramsObject(decodeFields(&r.k, data, initializeResultFields, r, 0))
 }
 
 // MarshalJSON encodes r, preserving decoded bytes.
-func (r InitializeResult) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+func (r InitializeResult) MarshalJSON() ([]byte, error) {
+	return encodeFields(r.k, initializeResultFields, &r)
+}
 
 // UnmarshalJSON decodes leniently.
 func (s *ServerInfo) UnmarshalJSON(data []byte) error {
 	*s = ServerInfo{}
-	return objectOnly(decodeFields(&s.k, data, s.fields()))
+	return objectOnly(decodeFields(&s.k, data, serverInfoFields, s, 0))
+}
+
+// decodeValid is UnmarshalJSON for a member's value (see validDecoder).
+func (s *ServerInfo) decodeValid(r json.RawMessage) error {
+	if kindOf(r) != kindObject {
+		return errNotObject
+	}
+	*s = ServerInfo{}
+	decodeValidFields(&s.k, r, serverInfoFields, s, 0)
+	return nil
 }
 
 // MarshalJSON encodes s, preserving decoded bytes.
-func (s ServerInfo) MarshalJSON() ([]byte, error) { return encodeFields(s.k, s.fields()) }
+func (s ServerInfo) MarshalJSON() ([]byte, error) { return encodeFields(s.k, serverInfoFields, &s) }
 
 // Check applies the TypeScript client's test of an initialize result:
 // serverInfo.name and serverInfo.version must be strings. It returns a
@@ -228,21 +243,22 @@ type SessionPromptParams struct {
 	k             keep
 }
 
-func (p *SessionPromptParams) fields() []field {
-	return []field{
-		reqString("sessionId", &p.SessionID),
-		blocksField("contentBlocks", &p.ContentBlocks, 0, func() bool { return true }),
-	}
+var promptFields = []field[SessionPromptParams]{
+	reqString("sessionId", func(p *SessionPromptParams) *string { return &p.SessionID }),
+	blocksField("contentBlocks", func(p *SessionPromptParams) *[]ContentBlock { return &p.ContentBlocks }, false,
+		func(*SessionPromptParams) bool { return true }),
 }
 
 // UnmarshalJSON decodes leniently (see the note above InitializeParams).
 func (p *SessionPromptParams) UnmarshalJSON(data []byte) error {
 	*p = SessionPromptParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, promptFields, p, 0))
 }
 
 // MarshalJSON encodes p, preserving decoded bytes.
-func (p SessionPromptParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p SessionPromptParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, promptFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received.
 func (p SessionPromptParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
@@ -254,18 +270,20 @@ type SessionPromptResult struct {
 	k         keep
 }
 
-func (r *SessionPromptResult) fields() []field {
-	return []field{reqString("messageId", &r.MessageID)}
+var promptResultFields = []field[SessionPromptResult]{
+	reqString("messageId", func(r *SessionPromptResult) *string { return &r.MessageID }),
 }
 
 // UnmarshalJSON decodes leniently; see Check.
 func (r *SessionPromptResult) UnmarshalJSON(data []byte) error {
 	*r = SessionPromptResult{}
-	return paramsObject(decodeFields(&r.k, data, r.fields()))
+	return paramsObject(decodeFields(&r.k, data, promptResultFields, r, 0))
 }
 
 // MarshalJSON encodes r, preserving decoded bytes.
-func (r SessionPromptResult) MarshalJSON() ([]byte, error) { return encodeFields(r.k, r.fields()) }
+func (r SessionPromptResult) MarshalJSON() ([]byte, error) {
+	return encodeFields(r.k, promptResultFields, &r)
+}
 
 // Check applies the TypeScript client's test: messageId must be a string.
 // It returns a *ProtocolError "session/prompt returned no message id: <json>".
@@ -321,21 +339,21 @@ type SessionEventParams struct {
 	k     keep
 }
 
-func (p *SessionEventParams) fields() []field {
-	return []field{
-		reqString("sessionId", &p.SessionID),
-		value("event", &p.Event, func() bool { return true }),
-	}
+var sessionEventFields = []field[SessionEventParams]{
+	reqString("sessionId", func(p *SessionEventParams) *string { return &p.SessionID }),
+	value("event", func(p *SessionEventParams) *Event { return &p.Event }, func(*SessionEventParams) bool { return true }),
 }
 
 // UnmarshalJSON decodes leniently (see the note above InitializeParams).
 func (p *SessionEventParams) UnmarshalJSON(data []byte) error {
 	*p = SessionEventParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, sessionEventFields, p, 0))
 }
 
 // MarshalJSON encodes p, preserving decoded bytes.
-func (p SessionEventParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p SessionEventParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, sessionEventFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received.
 func (p SessionEventParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
@@ -347,18 +365,21 @@ type SessionStatusParams struct {
 	k         keep
 }
 
-func (p *SessionStatusParams) fields() []field {
-	return []field{reqString("sessionId", &p.SessionID), reqString("status", (*string)(&p.Status))}
+var sessionStatusFields = []field[SessionStatusParams]{
+	reqString("sessionId", func(p *SessionStatusParams) *string { return &p.SessionID }),
+	reqString("status", func(p *SessionStatusParams) *string { return (*string)(&p.Status) }),
 }
 
 // UnmarshalJSON decodes leniently.
 func (p *SessionStatusParams) UnmarshalJSON(data []byte) error {
 	*p = SessionStatusParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, sessionStatusFields, p, 0))
 }
 
 // MarshalJSON encodes p, preserving decoded bytes.
-func (p SessionStatusParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p SessionStatusParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, sessionStatusFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received.
 func (p SessionStatusParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
@@ -369,18 +390,21 @@ type SubagentStartedParams struct {
 	k                               keep
 }
 
-func (p *SubagentStartedParams) fields() []field {
-	return []field{reqString("parentSessionId", &p.ParentSessionID), reqString("childSessionId", &p.ChildSessionID)}
+var subagentStartedFields = []field[SubagentStartedParams]{
+	reqString("parentSessionId", func(p *SubagentStartedParams) *string { return &p.ParentSessionID }),
+	reqString("childSessionId", func(p *SubagentStartedParams) *string { return &p.ChildSessionID }),
 }
 
 // UnmarshalJSON decodes leniently.
 func (p *SubagentStartedParams) UnmarshalJSON(data []byte) error {
 	*p = SubagentStartedParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, subagentStartedFields, p, 0))
 }
 
 // MarshalJSON encodes p, preserving decoded bytes.
-func (p SubagentStartedParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p SubagentStartedParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, subagentStartedFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received.
 func (p SubagentStartedParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }
@@ -400,26 +424,27 @@ type SubagentFinishedParams struct {
 	k                    keep
 }
 
-func (p *SubagentFinishedParams) fields() []field {
-	return []field{
-		reqString("provider", &p.Provider),
-		reqString("agentId", &p.AgentID),
-		reqString("parentSessionId", &p.ParentSessionID),
-		reqString("childSessionId", &p.ChildSessionID),
-		reqString("status", (*string)(&p.Status)),
-		reqString("stopReason", (*string)(&p.StopReason)),
-		blocksField("lastAssistantMessage", &p.LastAssistantMessage, 0, func() bool { return p.LastAssistantMessage != nil }),
-	}
+var subagentFinishedFields = []field[SubagentFinishedParams]{
+	reqString("provider", func(p *SubagentFinishedParams) *string { return &p.Provider }),
+	reqString("agentId", func(p *SubagentFinishedParams) *string { return &p.AgentID }),
+	reqString("parentSessionId", func(p *SubagentFinishedParams) *string { return &p.ParentSessionID }),
+	reqString("childSessionId", func(p *SubagentFinishedParams) *string { return &p.ChildSessionID }),
+	reqString("status", func(p *SubagentFinishedParams) *string { return (*string)(&p.Status) }),
+	reqString("stopReason", func(p *SubagentFinishedParams) *string { return (*string)(&p.StopReason) }),
+	blocksField("lastAssistantMessage", func(p *SubagentFinishedParams) *[]ContentBlock { return &p.LastAssistantMessage }, false,
+		func(p *SubagentFinishedParams) bool { return p.LastAssistantMessage != nil }),
 }
 
 // UnmarshalJSON decodes leniently.
 func (p *SubagentFinishedParams) UnmarshalJSON(data []byte) error {
 	*p = SubagentFinishedParams{}
-	return paramsObject(decodeFields(&p.k, data, p.fields()))
+	return paramsObject(decodeFields(&p.k, data, subagentFinishedFields, p, 0))
 }
 
 // MarshalJSON encodes p, preserving decoded bytes.
-func (p SubagentFinishedParams) MarshalJSON() ([]byte, error) { return encodeFields(p.k, p.fields()) }
+func (p SubagentFinishedParams) MarshalJSON() ([]byte, error) {
+	return encodeFields(p.k, subagentFinishedFields, &p)
+}
 
 // Member returns the raw JSON of the member key as received.
 func (p SubagentFinishedParams) Member(key string) json.RawMessage { return memberOf(p.k, key) }

@@ -156,6 +156,6 @@ func isRootIdle(n Notification, root string) bool {
 // assistantContent returns data.message.content of an assistant/message
 // (already checked to be an array of typed objects).
 func assistantContent(e Event) []ContentBlock {
-	blocks, _ := decodeBlocks(dig(e.Data, "message", "content"))
+	blocks, _ := decodeBlocks(e.dataAt("message", "content"))
 	return blocks
 }
