@@ -449,6 +449,9 @@ var (
 // dataDecodes reports that json.Unmarshal(e.Data, new(T)) succeeds, for t
 // the type T; false means that it fails, or that dataDecodes cannot tell.
 func dataDecodes(t reflect.Type, e Event) bool {
+	if len(bytes.TrimSpace(e.Data)) == 0 {
+		return false // no value: encoding/json fails, and says why
+	}
 	// Data as decoded is a member of validated bytes: comparing costs less
 	// than validating again.
 	if !bytes.Equal(e.Data, e.Member("data")) && validate(e.Data, maxDepth) != nil {
