@@ -213,7 +213,7 @@ func newBlockFields() []field[ContentBlock] {
 			b.Data, _ = memberString(r)
 			return heldOther
 		}, func(b *ContentBlock) (json.RawMessage, bool) {
-			return marshal(b.Data), b.IsUpload()
+			return present(b.IsUpload(), func() json.RawMessage { return marshal(b.Data) })
 		}},
 		strWhen("mimeType", func(b *ContentBlock) *string { return &b.MimeType },
 			func(b *ContentBlock) bool { return b.IsUpload() && (b.MimeType != "" || b.k.raw == nil) }),

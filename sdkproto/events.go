@@ -125,7 +125,9 @@ var eventFields = []field[Event]{
 		}
 		e.SourceEventSeqs = s
 		return heldOther
-	}, func(e *Event) (json.RawMessage, bool) { return marshal(e.SourceEventSeqs), e.SourceEventSeqs != nil }},
+	}, func(e *Event) (json.RawMessage, bool) {
+		return present(e.SourceEventSeqs != nil, func() json.RawMessage { return marshal(e.SourceEventSeqs) })
+	}},
 	optValue("surfaceOp", func(e *Event) **SurfaceOp { return &e.SurfaceOp }),
 }
 

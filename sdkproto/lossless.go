@@ -281,6 +281,15 @@ func snapshot[T any](fields []field[T], v *T, asIs []json.RawMessage) []member {
 	return slices.Clone(out)
 }
 
+// present returns the encoding enc makes when a member is present; an
+// absent member is not encoded.
+func present(ok bool, enc func() json.RawMessage) (json.RawMessage, bool) {
+	if !ok {
+		return nil, false
+	}
+	return enc(), true
+}
+
 func encodeMembers[T any](fields []field[T], v *T) []member {
 	out := make([]member, 0, len(fields))
 	for i := range fields {
@@ -470,7 +479,7 @@ func strWhen[T any](key string, p func(*T) *string, when func(*T) bool) field[T]
 		}
 		return heldOther
 	}, func(v *T) (json.RawMessage, bool) {
-		return marshal(*p(v)), when == nil || when(v) || *p(v) != ""
+		return present(when == nil || when(v) || *p(v) != "", func() json.RawMessage { return appendQuoted(nil, *p(v)) })
 	}}
 }
 
@@ -481,7 +490,7 @@ func reqInt[T any](key string, p func(*T) *int64) field[T] {
 			return heldAsIs
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) { return marshal(*p(v)), true }}
+	}, func(v *T) (json.RawMessage, bool) { return strconv.AppendInt(nil, *p(v), 10), true }}
 }
 
 func optBool[T any](key string, p func(*T) *bool) field[T] {
@@ -491,7 +500,9 @@ func optBool[T any](key string, p func(*T) *bool) field[T] {
 			return heldAsIs // true, written as is; false is not written
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) { return marshal(*p(v)), *p(v) }}
+	}, func(v *T) (json.RawMessage, bool) {
+		return present(*p(v), func() json.RawMessage { return json.RawMessage("true") })
+	}}
 }
 
 // canonicalInt reports whether r is an integer written as marshal writes
