@@ -4,9 +4,11 @@ import "unicode/utf8"
 
 // The members of an object, for readers that take a whole object apart
 // (sdkproto keeps every member of a payload, unknown ones included, and
-// looks its members up by name). An object is validated once, by Scan or
-// ScanValue; the functions below then only delimit, so that a reader pays
-// one validating pass and one cheap pass however many members it reads.
+// looks its members up by name; the transcript checker reads the members
+// of its lines). An object from outside is validated and split in one pass
+// (ScanMembers, ScanFillMembers); the values inside it, valid already, are
+// then only delimited (Members, AppendMembers, FillMembers, Lookup), so
+// that a reader walks its bytes once however many members it reads.
 
 // Member is one member of a JSON object, as AppendMembers returns it.
 type Member struct {

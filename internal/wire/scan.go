@@ -1,5 +1,7 @@
 // Package wire validates JSON-RPC 2.0 lines and locates the members of their
-// envelope in a single allocation-free pass.
+// envelope in a single allocation-free pass. It is the module's one JSON
+// scanner beside go-json: it also takes objects apart member by member
+// (members.go) for the readers that keep or look up every member.
 //
 // Validity follows JavaScript JSON.parse (RFC 8259 strict), because the peers
 // we interoperate with decide validity that way. Input lines are assumed to be
