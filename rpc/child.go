@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/bounded"
 	"github.com/linerpc/linerpc/internal/lines"
 )
 
@@ -252,7 +253,7 @@ func (ch *Child) close() error {
 	err := ch.stop()
 	ch.conn.Close()
 	ch.stdout.Close() // interrupts a read in progress
-	if !waitWithin(func() { ch.conn.Wait() }, ch.killGrace) {
+	if !bounded.Wait(func() { ch.conn.Wait() }, ch.killGrace) {
 		err = errors.Join(err, fmt.Errorf("rpc: the connection's goroutines had not stopped after %v (a read or a write of the child's pipes could not be interrupted)", ch.killGrace))
 	}
 	if ch.ProcessState() != nil {
@@ -377,27 +378,9 @@ func (ch *Child) readStderr(copyTo io.Writer) {
 // reaped. A grandchild may hold the stderr pipe open for ever, so after
 // stderrDrain the read end is closed, which interrupts the reader.
 func (ch *Child) release() {
-	if !waitWithin(ch.wg.Wait, stderrDrain) {
+	if !bounded.Wait(ch.wg.Wait, stderrDrain) {
 		ch.stderr.Close()
 		ch.wg.Wait()
 	}
 	ch.stderr.Close()
-}
-
-// waitWithin runs wait on a goroutine and waits up to d for it to return.
-// When it does not, the goroutine is left to end when wait returns.
-func waitWithin(wait func(), d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wait()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }

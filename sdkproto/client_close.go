@@ -3,8 +3,8 @@ package sdkproto
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/linerpc/linerpc/internal/bounded"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -69,25 +69,8 @@ func (c *Client) close() error {
 		s.Close()
 	}
 	var err error
-	if !waitFor(func() { c.conn.Wait() }, c.opts.KillGrace) {
+	if !bounded.Wait(func() { c.conn.Wait() }, c.opts.KillGrace) {
 		err = fmt.Errorf("sdkproto: the connection's goroutines had not stopped after %v (a read or a write of its streams cannot be interrupted)", c.opts.KillGrace)
 	}
 	return err
-}
-
-// waitFor runs wait on a goroutine and waits up to d for it to return.
-func waitFor(wait func(), d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wait()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }
