@@ -489,7 +489,9 @@ func (c *Checker) sessionEvent(n int, note sdkproto.Notification) {
 		c.add(n, BadPayload, "session.event params do not decode: %v", err)
 		return
 	}
-	sid, ok := note.SessionID()
+	// note.SessionID, read from the params just decoded rather than by
+	// parsing them again: the last sessionId member, when a string.
+	sid, ok := p.SessionID, wire.KindOf(p.Member("sessionId")) == wire.String
 	if !ok {
 		c.add(n, BadPayload, "session.event: sessionId must be a string, got %s", wire.KindOf(p.Member("sessionId")).Phrase())
 	}
