@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"time"
 
@@ -36,19 +35,8 @@ func ExampleMCPCancellation() {
 		return SearchResult{}, ctx.Err()
 	})
 
-	x, y := net.Pipe()
-	server := rpc.NewConn(x, x, &rpc.Options{Handler: tools, Cancellation: rpc.MCPCancellation()})
-	client := rpc.NewConn(y, y, &rpc.Options{Cancellation: rpc.MCPCancellation()})
-	server.Start()
-	client.Start()
-	defer func() {
-		client.Close()
-		server.Close()
-		x.Close()
-		y.Close()
-		client.Wait()
-		server.Wait()
-	}()
+	_, client, stop := connectWith(&rpc.Options{Handler: tools, Cancellation: rpc.MCPCancellation()}, &rpc.Options{Cancellation: rpc.MCPCancellation()})
+	defer stop()
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
@@ -99,19 +87,8 @@ func ExampleServeFunc_accessLog() {
 		}
 		return AddResult{Sum: p.A + p.B}, nil
 	})
-	x, y := net.Pipe()
-	server := rpc.NewConn(x, x, &rpc.Options{Handler: reg, Intercept: accessLog})
-	client := rpc.NewConn(y, y, nil)
-	server.Start()
-	client.Start()
-	defer func() {
-		client.Close()
-		server.Close()
-		x.Close()
-		y.Close()
-		client.Wait()
-		server.Wait()
-	}()
+	_, client, stop := connectWith(&rpc.Options{Handler: reg, Intercept: accessLog}, nil)
+	defer stop()
 
 	Add.Call(context.Background(), client, AddParams{A: 1, B: 2})
 	Add.Call(context.Background(), client, AddParams{A: -1, B: 2})
@@ -174,19 +151,8 @@ func ExampleServeFunc_span() {
 		ctx.Value(spanKey{}).(*span).SetAttribute("sum", p.A+p.B) // the handler sees its span
 		return AddResult{Sum: p.A + p.B}, nil
 	})
-	x, y := net.Pipe()
-	server := rpc.NewConn(x, x, &rpc.Options{Handler: reg, Intercept: serverSpans})
-	client := rpc.NewConn(y, y, &rpc.Options{InterceptCall: clientSpans})
-	server.Start()
-	client.Start()
-	defer func() {
-		client.Close()
-		server.Close()
-		x.Close()
-		y.Close()
-		client.Wait()
-		server.Wait()
-	}()
+	_, client, stop := connectWith(&rpc.Options{Handler: reg, Intercept: serverSpans}, &rpc.Options{InterceptCall: clientSpans})
+	defer stop()
 
 	res, _ := Add.Call(context.Background(), client, AddParams{A: 2, B: 3})
 	fmt.Println("sum", res.Sum)

@@ -3,7 +3,6 @@ package rpc_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/linerpc/linerpc/rpc"
@@ -57,17 +56,8 @@ func ExampleBatch() {
 		return AddResult{Sum: p.A + p.B}, nil
 	})
 	rpc.HandleNotification(reg, Progress, func(ctx context.Context, p ProgressParams) {})
-	x, y := net.Pipe()
-	server := rpc.NewConn(x, x, &rpc.Options{Handler: reg, Batches: true})
-	client := rpc.NewConn(y, y, nil)
-	server.Start()
-	client.Start()
-	defer func() {
-		client.Close()
-		server.Close()
-		x.Close()
-		y.Close()
-	}()
+	_, client, stop := connectWith(&rpc.Options{Handler: reg, Batches: true}, nil)
+	defer stop()
 
 	b := rpc.NewBatch(client)
 	first := Add.InBatch(b, AddParams{A: 1, B: 2})

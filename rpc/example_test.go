@@ -23,9 +23,13 @@ var (
 // connect joins a client and a server Conn over an in-memory pipe and
 // returns a function that closes both and waits for their goroutines.
 func connect(server, client *rpc.Registry) (s, c *rpc.Conn, stop func()) {
+	return connectWith(&rpc.Options{Handler: server}, &rpc.Options{Handler: client})
+}
+
+// connectWith is connect with the options of each end.
+func connectWith(server, client *rpc.Options) (s, c *rpc.Conn, stop func()) {
 	x, y := net.Pipe()
-	s = rpc.NewConn(x, x, &rpc.Options{Handler: server})
-	c = rpc.NewConn(y, y, &rpc.Options{Handler: client})
+	s, c = rpc.NewConn(x, x, server), rpc.NewConn(y, y, client)
 	s.Start()
 	c.Start()
 	return s, c, func() {
