@@ -4,6 +4,7 @@
 // JSON report on stdout; the Go test checks the report. Nothing here
 // asserts: every outcome, error or not, is reported as observed.
 import { DeepSeekHarness, HarnessClient, JsonRpcResponseError } from '@deepseek-ai/dsh-sdk-client';
+import { signalsOf, summary } from './run_report.mjs';
 
 const bin = process.argv[2];
 const launch = { command: bin, args: [], requestTimeoutMs: 20000 };
@@ -31,28 +32,7 @@ function exitOf(client) {
   return { exitCode: client.exitCode ?? null, signal: client.child?.signalCode ?? null };
 }
 
-function summary(r) {
-  return {
-    sessionId: r.sessionId,
-    finalResponse: r.finalResponse,
-    eventTypes: r.events.map((e) => e.type),
-    methods: r.notifications.map((n) => n.method),
-    sessions: [...new Set(r.notifications.map((n) => n.params.sessionId ?? n.params.childSessionId))],
-    turnEnd: r.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason),
-  };
-}
 
-// signalsOf records the signals sent to child from now on (the client's
-// teardown ladder sends SIGTERM, then SIGKILL, through child.kill).
-function signalsOf(child) {
-  const sent = [];
-  const kill = child.kill.bind(child);
-  child.kill = (signal) => {
-    sent.push(signal ?? 'SIGTERM');
-    return kill(signal);
-  };
-  return sent;
-}
 
 async function timed(f) {
   const t0 = Date.now();

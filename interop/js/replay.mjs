@@ -7,6 +7,7 @@
 // outcome is reported as observed. Every wait is bounded by a minute and
 // fails saying what it waited for.
 import { DeepSeekHarness, HarnessClient, JsonRpcResponseError } from '@deepseek-ai/dsh-sdk-client';
+import { signalsOf, summary } from './run_report.mjs';
 
 const [bin, recording, spec] = process.argv.slice(2);
 const { provider, model, maxTokens, prompt } = JSON.parse(spec);
@@ -41,27 +42,7 @@ async function attempt(f) {
   }
 }
 
-function summary(r) {
-  return {
-    sessionId: r.sessionId,
-    finalResponse: r.finalResponse,
-    eventTypes: r.events.map((e) => e.type),
-    methods: r.notifications.map((n) => n.method),
-    sessions: [...new Set(r.notifications.map((n) => n.params.sessionId ?? n.params.childSessionId))],
-    turnEnd: r.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason),
-  };
-}
 
-// signalsOf records the signals the client's teardown ladder sends.
-function signalsOf(child) {
-  const sent = [];
-  const kill = child.kill.bind(child);
-  child.kill = (signal) => {
-    sent.push(signal ?? 'SIGTERM');
-    return kill(signal);
-  };
-  return sent;
-}
 
 async function closeReport(client, close) {
   const sent = signalsOf(client.child);
