@@ -23,10 +23,11 @@ import (
 // that the decoder, which rejects invalid JSON, checks them as it decodes;
 // and when they end the frame, it does not even find where they end
 // (wire.Scanner.ParamsToEnd): it guesses, and the decoder's success
-// confirms the guess, since go-json rejects anything after the value. When
-// the guess cannot be confirmed that way (the decode fails, or no typed
-// decoder takes the frame), the frame is parsed again, scanned in full, so
-// that members after params still decide what it is. The guess lives in
+// confirms the guess, since go-json rejects anything after the value; when
+// no typed decoder takes the frame, the params are validated on their own,
+// which confirms it as well. When the guess cannot be confirmed (the
+// decode or the validation fails), the frame is parsed again, scanned in
+// full, so that members after params still decide what it is. The guess lives in
 // parse alone. A peer seen to write members after params has its next
 // frames scanned in full from the start, as every guess would fail.
 
@@ -140,10 +141,19 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	}
 	decoder := m.entry.decoder(class)
 	if env.ParamsUnchecked && (decoder == nil || depth > MaxDepth) {
-		if env.ParamsToEnd {
-			return m, true // a guess cannot be checked but by a decoder
+		// No decoder will check the params: they are validated here. A
+		// guess (ParamsToEnd) that they end the frame is confirmed by
+		// that too, as a decoder's success confirms it: the line is then
+		// valid, and the members before params were validated and
+		// located. A guess's depth is a bound that stays below MaxDepth
+		// (MaxToEnd), so the depth check below stays right.
+		if env.ParamsToEnd && depth > MaxDepth {
+			return m, true
 		}
 		if _, _, err := rd.scanner.Scan(env.Params.Raw, nil); err != nil {
+			if env.ParamsToEnd {
+				return m, true // the guess, rather than the frame, may be wrong
+			}
 			return m.dropped(DropMalformed, err), false
 		}
 		env.ParamsUnchecked = false

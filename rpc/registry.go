@@ -184,8 +184,10 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 // HandleUnknown registers h as the handler of requests whose method has no
 // handler of its own; without it they are answered with CodeMethodNotFound
 // and the message "method not found: <method>". h receives the raw params
-// (nil when absent) and runs like a request handler; its result is encoded
-// with JSON and sent, and its error is answered as Handle describes.
+// (nil when absent): valid JSON, checked as the frame was read, in a copy
+// of its own that h may keep. It runs like a request handler; its result
+// is encoded with JSON and sent, and its error is answered as Handle
+// describes.
 func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, params json.RawMessage) (any, error)) {
 	if r == nil {
 		panic("rpc: HandleUnknown on a nil *Registry (use NewRegistry)")
@@ -203,8 +205,9 @@ func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, para
 
 // HandleUnknownNotification registers h as the handler of notifications
 // whose method has no handler of its own; without it they are dropped
-// (reported as DropUnhandledNotification). It runs in order with the other
-// notification handlers, as HandleNotification describes.
+// (reported as DropUnhandledNotification). Its params are as HandleUnknown
+// describes. It runs in order with the other notification handlers, as
+// HandleNotification describes.
 func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method string, params json.RawMessage)) {
 	if r == nil {
 		panic("rpc: HandleUnknownNotification on a nil *Registry (use NewRegistry)")

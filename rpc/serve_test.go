@@ -472,6 +472,54 @@ func TestMembersAfterParams(t *testing.T) {
 	}
 }
 
+// TestMembersAfterUntypedParams is TestMembersAfterParams for the handlers
+// of unknown methods, which take params raw: the params a guess took to
+// end the frame are validated on their own, which confirms the guess; when
+// they are not one value, members after them decide what the frame is.
+func TestMembersAfterUntypedParams(t *testing.T) {
+	drops := make(chan rpc.Drop, 16)
+	notes := make(chan string, 8)
+	reg := rpc.NewRegistry()
+	reg.HandleUnknown(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		return map[string]any{"method": method, "params": params}, nil
+	})
+	reg.HandleUnknownNotification(func(ctx context.Context, method string, params json.RawMessage) {
+		notes <- method + " " + string(params)
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+
+	// Params that end the frame, white space before the brace included.
+	p.Send(`{"jsonrpc":"2.0","method":"n1","params":{"a":[1,{"b":"}"}]}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"n2","params":"x" }`)
+	// An id after params makes a request of it; the last params win.
+	p.Send(`{"jsonrpc":"2.0","method":"r1","params":{"a":1},"id":1}`)
+	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"method":"r1","params":{"a":1}}}`)
+	p.Send(`{"jsonrpc":"2.0","method":"n3","params":{"a":1},"params":{"b":2}}`)
+	// A fault after params, or in them, drops the frame.
+	p.Send(`{"jsonrpc":"2.0","method":"n4","params":{"a":1},}`)
+	if d := within(t, drops, "the drop of a fault after params"); d.Reason != rpc.DropMalformed {
+		t.Fatalf("drop %+v, want DropMalformed", d)
+	}
+	p.Send(`{"jsonrpc":"2.0","method":"n5","params":{"a":}}`)
+	if d := within(t, drops, "the drop of malformed params"); d.Reason != rpc.DropMalformed {
+		t.Fatalf("drop %+v, want DropMalformed", d)
+	}
+	p.Send(`{"jsonrpc":"2.0","method":"r2","params":[true],"id":2}`)
+	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"method":"r2","params":[true]}}`)
+	for _, want := range []string{`n1 {"a":[1,{"b":"}"}]}`, `n2 "x"`, `n3 {"b":2}`} {
+		if got := within(t, notes, want); got != want {
+			t.Fatalf("notification %q, want %q", got, want)
+		}
+	}
+	select {
+	case d := <-drops:
+		t.Fatalf("unexpected drop %+v", d)
+	case n := <-notes:
+		t.Fatalf("unexpected notification %q", n)
+	default:
+	}
+}
+
 // countedParams counts how often go-json decodes it: its member is decoded
 // as go-json walks the value, before it looks at what follows.
 type countedParams struct {

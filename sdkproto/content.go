@@ -255,12 +255,14 @@ func (b *ContentBlock) decode(data []byte, depth int, valid bool) error {
 	return err
 }
 
+func (b *ContentBlock) kept() *keep { return &b.k }
+
 // MarshalJSON encodes b; see ContentBlock for what is preserved.
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	if b.k.raw != nil && !b.isObject {
 		return b.k.raw, nil
 	}
-	return encodeFields(b.k, blockFields, &b)
+	return encodeFields(blockFields, &b)
 }
 
 var attachmentFields = []field[ImageAttachmentRef]{
@@ -279,9 +281,11 @@ func (r *ImageAttachmentRef) UnmarshalJSON(data []byte) error {
 	return objectOnly(decodeFields(&r.k, data, attachmentFields, r, 0))
 }
 
+func (r *ImageAttachmentRef) kept() *keep { return &r.k }
+
 // MarshalJSON encodes r, preserving decoded bytes as ContentBlock does.
 func (r ImageAttachmentRef) MarshalJSON() ([]byte, error) {
-	return encodeFields(r.k, attachmentFields, &r)
+	return encodeFields(attachmentFields, &r)
 }
 
 var dimensionsFields = []field[Dimensions]{
@@ -295,8 +299,10 @@ func (d *Dimensions) UnmarshalJSON(data []byte) error {
 	return objectOnly(decodeFields(&d.k, data, dimensionsFields, d, 0))
 }
 
+func (d *Dimensions) kept() *keep { return &d.k }
+
 // MarshalJSON encodes d, preserving decoded bytes.
-func (d Dimensions) MarshalJSON() ([]byte, error) { return encodeFields(d.k, dimensionsFields, &d) }
+func (d Dimensions) MarshalJSON() ([]byte, error) { return encodeFields(dimensionsFields, &d) }
 
 // objectOnly turns a decoded non-object into an error.
 func objectOnly(isObject bool, err error) error {

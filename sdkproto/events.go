@@ -205,9 +205,11 @@ func (e *Event) decodeValid(r json.RawMessage) error {
 	return nil
 }
 
+func (e *Event) kept() *keep { return &e.k }
+
 // MarshalJSON encodes e: type, seq, time, data, then ignorable,
 // sourceEventSeqs and surfaceOp when set; a decoded Event keeps its bytes.
-func (e Event) MarshalJSON() ([]byte, error) { return encodeFields(e.k, eventFields, &e) }
+func (e Event) MarshalJSON() ([]byte, error) { return encodeFields(eventFields, &e) }
 
 // Member returns the raw JSON of the envelope member key as received.
 func (e Event) Member(key string) json.RawMessage { return memberOf(e.k, key) }
@@ -271,6 +273,8 @@ func (s *SurfaceOp) UnmarshalJSON(data []byte) error {
 	return objectOnly(decodeFields(&s.k, data, surfaceOpFields, s, 0))
 }
 
+func (s *SurfaceOp) kept() *keep { return &s.k }
+
 // MarshalJSON writes "append" as a string and other ops as objects; a
 // decoded value keeps its bytes (and its form while Op is unchanged).
 func (s SurfaceOp) MarshalJSON() ([]byte, error) {
@@ -283,7 +287,7 @@ func (s SurfaceOp) MarshalJSON() ([]byte, error) {
 	if s.k.raw == nil && s.Op == SurfaceAppend {
 		return marshal(s.Op), nil
 	}
-	return encodeFields(s.k, surfaceOpFields, &s)
+	return encodeFields(surfaceOpFields, &s)
 }
 
 // CheckEnvelope applies the TypeScript run() test to a root-session event:

@@ -49,8 +49,10 @@ func (m *Message) decodeValid(r json.RawMessage) error {
 	return nil
 }
 
+func (m *Message) kept() *keep { return &m.k }
+
 // MarshalJSON encodes m: id, role, content, source.
-func (m Message) MarshalJSON() ([]byte, error) { return encodeFields(m.k, messageFields, &m) }
+func (m Message) MarshalJSON() ([]byte, error) { return encodeFields(messageFields, &m) }
 
 // MessageSource says where a message came from. Kind is user, plugin,
 // model or tool upstream, and plugins add more; the members of other kinds
@@ -94,8 +96,10 @@ func (s *MessageSource) decodeValid(r json.RawMessage) error {
 	return nil
 }
 
+func (s *MessageSource) kept() *keep { return &s.k }
+
 // MarshalJSON encodes s, preserving decoded bytes.
-func (s MessageSource) MarshalJSON() ([]byte, error) { return encodeFields(s.k, sourceFields, &s) }
+func (s MessageSource) MarshalJSON() ([]byte, error) { return encodeFields(sourceFields, &s) }
 
 // Member returns the raw JSON of the member key as received.
 func (s MessageSource) Member(key string) json.RawMessage { return memberOf(s.k, key) }

@@ -178,11 +178,24 @@ type field[T any] struct {
 }
 
 // keep is embedded state of a decoded object: the bytes it came from, their
-// members, and the encoding of its known members right after decoding.
+// members, and the depth it was decoded at.
+//
+// What its known members encoded to right after decoding (the snapshot an
+// encoding compares the fields with, to find what changed) is not kept: it
+// is a function of these bytes, computed again by the rare encoding of a
+// decoded value (snapshotOf) rather than by every decoding.
 type keep struct {
-	raw  json.RawMessage // nil for a value built in Go
-	ms   []wire.Member   // the members of raw, when it is an object
-	then []member        // encoding of the fields at decode time
+	raw   json.RawMessage // nil for a value built in Go
+	ms    []wire.Member   // the members of raw, when it is an object
+	depth int             // how deep in content the value was decoded
+}
+
+// keeper is a pointer to an object type of this package, which embeds its
+// keep: encodeFields reaches a value's keep, and snapshotOf a fresh
+// value's, through it.
+type keeper[T any] interface {
+	*T
+	kept() *keep
 }
 
 // decodeFields decodes the object data into the fields of v, which lies
@@ -195,8 +208,7 @@ func decodeFields[T any](k *keep, data []byte, fields []field[T], v *T, depth in
 		if validate(data, maxDepth) != nil {
 			return false, errors.New("sdkproto: invalid JSON")
 		}
-		*k = keep{raw: append(json.RawMessage(nil), trimmed...)}
-		k.then = snapshot(fields, v, nil) // the fields of an empty object, for encodeFields
+		*k = keep{raw: append(json.RawMessage(nil), trimmed...), depth: depth}
 		return false, nil
 	}
 	raw := append(json.RawMessage(nil), trimmed...)
@@ -213,8 +225,7 @@ func decodeFields[T any](k *keep, data []byte, fields []field[T], v *T, depth in
 // no one modifies, rather than a copy.
 func decodeValidFields[T any](k *keep, r json.RawMessage, fields []field[T], v *T, depth int) (isObject bool) {
 	if kindOf(r) != kindObject {
-		*k = keep{raw: r}
-		k.then = snapshot(fields, v, nil)
+		*k = keep{raw: r, depth: depth}
 		return false
 	}
 	decodeMembers(k, r, splitObject(r), fields, v, depth)
@@ -239,6 +250,42 @@ func splitObject(obj json.RawMessage) []wire.Member {
 // keeps (that no one modifies), into the fields of v, and records both in
 // k.
 func decodeMembers[T any](k *keep, raw json.RawMessage, ms []wire.Member, fields []field[T], v *T, depth int) {
+	decodeEach(ms, fields, v, depth, nil)
+	*k = keep{raw: raw, ms: ms, depth: depth}
+}
+
+// decodeEach runs the decoder of each field on the members of its key, in
+// document order (so that the last a field accepts is what it holds). When
+// asIs is not nil (one entry a field), asIs[i] is set to the member's
+// value that field i then holds as is, if any.
+func decodeEach[T any](ms []wire.Member, fields []field[T], v *T, depth int, asIs []json.RawMessage) {
+	for _, m := range ms {
+		for i := range fields {
+			if fields[i].key != string(m.Key) {
+				continue
+			}
+			h := fields[i].dec(v, m.Value, depth)
+			switch {
+			case asIs == nil:
+			case h == heldAsIs:
+				asIs[i] = m.Value
+			case h == heldOther:
+				asIs[i] = nil
+			}
+		}
+	}
+}
+
+// snapshotOf is the encoding of the fields of a value decoded from k right
+// after decoding. Decoding depends on nothing but the bytes and the depth
+// k keeps, so the bytes are decoded again, into a fresh value with the
+// same keep (some fields' presence depends on it).
+func snapshotOf[T any, PT keeper[T]](k keep, fields []field[T]) []member {
+	var fresh T
+	*PT(&fresh).kept() = k
+	if kindOf(k.raw) != kindObject {
+		return snapshot(fields, &fresh, nil) // the fields of an empty object
+	}
 	var buf [16]json.RawMessage // the member each field holds as is, if any
 	var asIs []json.RawMessage
 	if len(fields) <= len(buf) {
@@ -246,31 +293,14 @@ func decodeMembers[T any](k *keep, raw json.RawMessage, ms []wire.Member, fields
 	} else {
 		asIs = make([]json.RawMessage, len(fields))
 	}
-	for _, m := range ms {
-		for i := range fields {
-			if fields[i].key != string(m.Key) {
-				continue
-			}
-			switch fields[i].dec(v, m.Value, depth) {
-			case heldAsIs:
-				asIs[i] = m.Value
-			case heldOther:
-				asIs[i] = nil
-			}
-		}
-	}
-	k.raw, k.ms = raw, ms
-	k.then = snapshot(fields, v, asIs) // after k.raw: some fields' presence depends on it
+	decodeEach(k.ms, fields, &fresh, k.depth, asIs)
+	return snapshot(fields, &fresh, asIs)
 }
 
-// snapshot is the encoding of the fields of v right after decoding:
-// asIs[i], when set, is the member's value that field i holds as is.
+// snapshot is the encoding of the fields of v: asIs[i], when set, is the
+// member's value that field i holds as is.
 func snapshot[T any](fields []field[T], v *T, asIs []json.RawMessage) []member {
-	var buf [16]member // then kept in a slice of its number
-	out := buf[:0]
-	if len(fields) > len(buf) {
-		out = make([]member, 0, len(fields))
-	}
+	out := make([]member, 0, len(fields))
 	for i := range fields {
 		if i < len(asIs) && asIs[i] != nil {
 			out = append(out, member{key: fields[i].key, value: asIs[i], asIs: true})
@@ -278,7 +308,7 @@ func snapshot[T any](fields []field[T], v *T, asIs []json.RawMessage) []member {
 			out = append(out, member{key: fields[i].key, value: e})
 		}
 	}
-	return slices.Clone(out)
+	return out
 }
 
 // present returns the encoding enc makes when a member is present; an
@@ -304,8 +334,9 @@ func encodeMembers[T any](fields []field[T], v *T) []member {
 // changed since decoding, the kept bytes with only the changed members
 // rewritten otherwise, and a fresh compact object (members in field order)
 // for a value built in Go.
-func encodeFields[T any](k keep, fields []field[T], v *T) ([]byte, error) {
-	now := encodeMembers(fields, v)
+func encodeFields[T any, PT keeper[T]](fields []field[T], v PT) ([]byte, error) {
+	k := *v.kept()
+	now := encodeMembers(fields, (*T)(v))
 	if k.raw == nil {
 		return buildObject(now), nil
 	}
@@ -315,14 +346,15 @@ func encodeFields[T any](k keep, fields []field[T], v *T) ([]byte, error) {
 		// encodes as one, so that it decodes back to the same value.
 		raw = json.RawMessage("{}")
 	}
-	if sameMembers(k.then, now) {
+	then := snapshotOf[T, PT](k, fields)
+	if sameMembers(then, now) {
 		return raw, nil
 	}
 	known := map[string]bool{}
 	for i := range fields {
 		known[fields[i].key] = true
 	}
-	thenV, nowV := index(k.then), index(now)
+	thenV, nowV := index(then), index(now)
 	emitted := map[string]bool{}
 	var out []member
 	for _, km := range k.ms { // none when raw is not an object

@@ -82,10 +82,12 @@ func (p *InitializeParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, initializeFields, p, 0))
 }
 
+func (p *InitializeParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p: cwd, provider, model, then reasoningEffort and
 // maxTokens when present.
 func (p InitializeParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, initializeFields, &p)
+	return encodeFields(initializeFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received (nil when
@@ -197,9 +199,11 @@ func (r *InitializeResult) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&r.k, data, initializeResultFields, r, 0))
 }
 
+func (r *InitializeResult) kept() *keep { return &r.k }
+
 // MarshalJSON encodes r, preserving decoded bytes.
 func (r InitializeResult) MarshalJSON() ([]byte, error) {
-	return encodeFields(r.k, initializeResultFields, &r)
+	return encodeFields(initializeResultFields, &r)
 }
 
 // UnmarshalJSON decodes leniently.
@@ -218,8 +222,10 @@ func (s *ServerInfo) decodeValid(r json.RawMessage) error {
 	return nil
 }
 
+func (s *ServerInfo) kept() *keep { return &s.k }
+
 // MarshalJSON encodes s, preserving decoded bytes.
-func (s ServerInfo) MarshalJSON() ([]byte, error) { return encodeFields(s.k, serverInfoFields, &s) }
+func (s ServerInfo) MarshalJSON() ([]byte, error) { return encodeFields(serverInfoFields, &s) }
 
 // Check applies the TypeScript client's test of an initialize result:
 // serverInfo.name and serverInfo.version must be strings. It returns a
@@ -255,9 +261,11 @@ func (p *SessionPromptParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, promptFields, p, 0))
 }
 
+func (p *SessionPromptParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p, preserving decoded bytes.
 func (p SessionPromptParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, promptFields, &p)
+	return encodeFields(promptFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received.
@@ -280,9 +288,11 @@ func (r *SessionPromptResult) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&r.k, data, promptResultFields, r, 0))
 }
 
+func (r *SessionPromptResult) kept() *keep { return &r.k }
+
 // MarshalJSON encodes r, preserving decoded bytes.
 func (r SessionPromptResult) MarshalJSON() ([]byte, error) {
-	return encodeFields(r.k, promptResultFields, &r)
+	return encodeFields(promptResultFields, &r)
 }
 
 // Check applies the TypeScript client's test: messageId must be a string.
@@ -350,9 +360,19 @@ func (p *SessionEventParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, sessionEventFields, p, 0))
 }
 
+// decodeValid is UnmarshalJSON for params a Client received (see
+// Notification.received).
+func (p *SessionEventParams) decodeValid(r json.RawMessage) error {
+	*p = SessionEventParams{}
+	decodeValidFields(&p.k, r, sessionEventFields, p, 0)
+	return nil
+}
+
+func (p *SessionEventParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p, preserving decoded bytes.
 func (p SessionEventParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, sessionEventFields, &p)
+	return encodeFields(sessionEventFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received.
@@ -376,9 +396,19 @@ func (p *SessionStatusParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, sessionStatusFields, p, 0))
 }
 
+// decodeValid is UnmarshalJSON for params a Client received (see
+// Notification.received).
+func (p *SessionStatusParams) decodeValid(r json.RawMessage) error {
+	*p = SessionStatusParams{}
+	decodeValidFields(&p.k, r, sessionStatusFields, p, 0)
+	return nil
+}
+
+func (p *SessionStatusParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p, preserving decoded bytes.
 func (p SessionStatusParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, sessionStatusFields, &p)
+	return encodeFields(sessionStatusFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received.
@@ -401,9 +431,19 @@ func (p *SubagentStartedParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, subagentStartedFields, p, 0))
 }
 
+// decodeValid is UnmarshalJSON for params a Client received (see
+// Notification.received).
+func (p *SubagentStartedParams) decodeValid(r json.RawMessage) error {
+	*p = SubagentStartedParams{}
+	decodeValidFields(&p.k, r, subagentStartedFields, p, 0)
+	return nil
+}
+
+func (p *SubagentStartedParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p, preserving decoded bytes.
 func (p SubagentStartedParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, subagentStartedFields, &p)
+	return encodeFields(subagentStartedFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received.
@@ -441,9 +481,19 @@ func (p *SubagentFinishedParams) UnmarshalJSON(data []byte) error {
 	return paramsObject(decodeFields(&p.k, data, subagentFinishedFields, p, 0))
 }
 
+// decodeValid is UnmarshalJSON for params a Client received (see
+// Notification.received).
+func (p *SubagentFinishedParams) decodeValid(r json.RawMessage) error {
+	*p = SubagentFinishedParams{}
+	decodeValidFields(&p.k, r, subagentFinishedFields, p, 0)
+	return nil
+}
+
+func (p *SubagentFinishedParams) kept() *keep { return &p.k }
+
 // MarshalJSON encodes p, preserving decoded bytes.
 func (p SubagentFinishedParams) MarshalJSON() ([]byte, error) {
-	return encodeFields(p.k, subagentFinishedFields, &p)
+	return encodeFields(subagentFinishedFields, &p)
 }
 
 // Member returns the raw JSON of the member key as received.

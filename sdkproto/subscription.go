@@ -1,6 +1,7 @@
 package sdkproto
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,24 +12,48 @@ import (
 // Notification is one notification from the runtime, as received: any
 // method, known or not, with params normalised to an object as the
 // upstream transport does (a missing or non-object params is {}).
+//
+// The values decoded from a Notification (SessionEvent, ...) share the
+// bytes of Params, as do the Notifications a Client hands to several
+// subscriptions: modify them only in copies.
 type Notification struct {
 	Method string
 	Params json.RawMessage
 	// Index is the notification's position among all the Client received,
 	// from 1; it orders notifications seen through different subscriptions.
 	Index uint64
+	// received is Params as the Client received them: valid JSON, which
+	// rpc checked as it read the frame. While Params is that slice, what
+	// reads it (the decoders, SessionID, TextDelta) does not check it
+	// again.
+	received json.RawMessage
+}
+
+// checked reports whether n.Params are bytes the Client received, valid.
+func (n Notification) checked() bool { return sameBytes(n.Params, n.received) }
+
+// member returns the value of the params member key (the last, when
+// duplicated), or nil.
+func (n Notification) member(key string) json.RawMessage {
+	if n.checked() {
+		return get(n.Params, key)
+	}
+	return dig(n.Params, key)
 }
 
 func decodeNotification[P any, PP interface {
 	*P
 	json.Unmarshaler
+	validDecoder
 }](n Notification, want string) (P, error) {
 	var p P
 	if n.Method != want {
 		return p, fmt.Errorf("%w: %s, not %s", ErrNotificationMethod, n.Method, want)
 	}
-	err := PP(&p).UnmarshalJSON(n.Params)
-	return p, err
+	if n.checked() {
+		return p, PP(&p).decodeValid(n.Params)
+	}
+	return p, PP(&p).UnmarshalJSON(n.Params)
 }
 
 // SessionEvent decodes a session.event notification (leniently: check the
@@ -61,7 +86,7 @@ func (n Notification) TextDelta() (string, bool) {
 	if n.Method != SessionEvent.Name() {
 		return "", false
 	}
-	ev := dig(n.Params, "event")
+	ev := n.member("event")
 	if t, _ := memberString(get(ev, "type")); t != string(EventAssistantChunk) {
 		return "", false
 	}
@@ -73,17 +98,23 @@ func (n Notification) TextDelta() (string, bool) {
 }
 
 // str returns the member key of the params when it is a string.
-func (n Notification) str(key string) (string, bool) { return memberString(dig(n.Params, key)) }
+func (n Notification) str(key string) (string, bool) { return memberString(n.member(key)) }
+
+// received is the Notification of a frame rpc read: params are the
+// handler's own copy, checked.
+func received(method string, params json.RawMessage) Notification {
+	if params = bytes.TrimSpace(params); kindOf(params) == kindObject {
+		return Notification{Method: method, Params: params, received: params}
+	}
+	return Notification{Method: method, Params: json.RawMessage(`{}`)}
+}
 
 // intake receives every notification on the connection's read loop. It
 // records lineage first (so that a subscription sees the edge that brings
 // a child into its tree), then offers the notification to each
 // subscription, in arrival order; it never blocks.
 func (c *Client) intake(_ context.Context, method string, params json.RawMessage) {
-	n := Notification{Method: method, Params: json.RawMessage(`{}`)}
-	if kindOf(params) == kindObject {
-		n.Params = append(json.RawMessage(nil), params...) // params is valid only during the call
-	}
+	n := received(method, params)
 	c.mu.Lock()
 	c.count++
 	n.Index = c.count
