@@ -139,6 +139,17 @@
 //		rt.AssertPrompted(t, "...") // the frames are complete once the process exited
 //	}
 //
+// # Scripts in JSON
+//
+// A Script has a JSON form, documented on Script, for scripts written by
+// hand in any language: `dshrpc serve-script FILE` serves one on stdin
+// and stdout, as a runtime for clients in other languages and for
+// programs that start their runtime themselves; LoadScript reads one in
+// Go. Command hands its script to the process in the same form.
+//
+//	{"turns": [[{"kind": "text", "parts": ["A cat ", "sits."]}],
+//	           [{"kind": "text", "parts": ["A cat"]}, {"kind": "max-tokens"}]]}
+//
 // # A client that answers its runtime
 //
 // Turn.Ask sends the client a request and waits for its answer, as the

@@ -79,8 +79,10 @@ func (rt *Runtime) Command() *exec.Cmd {
 	frames := filepath.Join(dir, framesName)
 	exe, err := os.Executable()
 	if err == nil {
+		// The script's JSON form, which serveProcess reads with
+		// LoadScript: the one form for files written by hand too.
 		var script []byte
-		if script, err = marshalScript(rt.script); err == nil {
+		if script, err = rt.script.MarshalJSON(); err == nil {
 			err = os.WriteFile(filepath.Join(dir, scriptName), script, 0o644)
 		}
 	}
@@ -105,13 +107,9 @@ func serveProcess(dir string) int {
 		fmt.Fprintf(os.Stderr, "sdktest runtime: %v\n", err)
 		return 1
 	}
-	data, err := os.ReadFile(filepath.Join(dir, scriptName))
+	script, err := LoadScript(filepath.Join(dir, scriptName))
 	if err != nil {
 		return fail(err)
-	}
-	script, err := unmarshalScript(data)
-	if err != nil {
-		return fail(fmt.Errorf("the script does not decode: %w", err))
 	}
 	out, err := os.OpenFile(filepath.Join(dir, framesName), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

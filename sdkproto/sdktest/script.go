@@ -11,6 +11,55 @@ import (
 )
 
 // Script says what the runtime does for each prompt it receives.
+//
+// A Script has a JSON form (MarshalJSON, UnmarshalJSON, LoadScript), for
+// scripts written by hand in any language and served by `dshrpc
+// serve-script FILE`, and in which Command hands the script to its
+// process: an object whose one member, turns, lists the turns, each a
+// list of actions; an action is an object whose member kind names the
+// builder method it stands for, and whose other members are that
+// method's arguments:
+//
+//	{"turns": [
+//	  [{"kind": "text", "parts": ["Hel", "lo"]},
+//	   {"kind": "usage", "usage": {"inputTokens": 12, "outputTokens": 2}}],
+//	  [{"kind": "tool-call", "name": "bash", "arguments": {"command": "date"}, "output": "Mon\n"},
+//	   {"kind": "text", "parts": ["It is Monday."]}],
+//	  [{"kind": "refuse", "message": "no"}]
+//	]}
+//
+// The kinds, with their members besides kind and the method each stands
+// for; a member left out, or null, has the zero value of its argument
+// (params and data aside: they are sent as written, {} when left out):
+//
+//	text         parts: the deltas, a list of strings (Turn.Text)
+//	reasoning    parts (Turn.Reasoning)
+//	usage        usage: a TokenUsage as the wire writes it, {"inputTokens",
+//	             "outputTokens", "cacheReadTokens", "cacheWriteTokens",
+//	             "reasoningTokens"} (Turn.Usage)
+//	tool-call    id, name, arguments, output, isError, error: the fields of
+//	             ToolCall, error as the wire writes it, {"name", "code"};
+//	             arguments is the JSON text of the arguments, as a string,
+//	             or the arguments themselves, an object or a list, whose
+//	             text is then their compact form (Turn.ToolCall)
+//	subagent     label, prompt, child: the child's turn, a list of actions
+//	             (Turn.Subagent)
+//	model-error  failure: an LLMFailure as the wire writes it, {"message",
+//	             "code", "status", "providerRetryAfterMs", "requestId"}
+//	             (Turn.ModelError)
+//	max-tokens   (Turn.MaxTokens)
+//	refuse       message; the only action of its turn (Refuse)
+//	pause        duration: a Go duration string, "1.5s", "250ms"; a number
+//	             is refused, not read as nanoseconds (Turn.Pause)
+//	ask          method, params: any JSON value (Turn.Ask)
+//	event        type, data: any JSON value (Turn.Event)
+//
+// The members nested as the wire writes them (usage, failure, error) are
+// the protocol's objects, so that they can be copied from a transcript.
+// Reading is strict: a member or a kind the form does not have, a member
+// of the wrong type, and whatever the builder methods refuse (an action
+// after max-tokens, a child turn that refuses) are errors that say where,
+// as in `turns[1][2]: unknown kind "txt"`.
 type Script struct {
 	// Turns are played in the order the prompts arrive, whatever their
 	// sessions: the first prompt plays Turns[0], the second Turns[1], and
@@ -74,31 +123,31 @@ type Turn struct {
 	err     error
 }
 
-// action is one step of a Turn, as the runtime plays it and as Command
-// writes it for the runtime's process.
+// action is one step of a Turn, as the runtime plays it. Its JSON form
+// is the Script's (script_json.go).
 type action struct {
-	Kind     string               `json:"kind"`
-	Parts    []string             `json:"parts,omitempty"`    // text, reasoning
-	Usage    *sdkproto.TokenUsage `json:"usage,omitempty"`    // usage
-	Tool     *ToolCall            `json:"tool,omitempty"`     // tool
-	Label    string               `json:"label,omitempty"`    // subagent
-	Prompt   string               `json:"prompt,omitempty"`   // subagent
-	Child    []action             `json:"child,omitempty"`    // subagent
-	Failure  *sdkproto.LLMFailure `json:"failure,omitempty"`  // model-error
-	Message  string               `json:"message,omitempty"`  // refuse
-	Duration time.Duration        `json:"duration,omitempty"` // pause
-	Method   string               `json:"method,omitempty"`   // ask
-	Params   json.RawMessage      `json:"params,omitempty"`   // ask
-	Type     sdkproto.EventType   `json:"type,omitempty"`     // event
-	Data     json.RawMessage      `json:"data,omitempty"`     // event
+	Kind     string
+	Parts    []string             // text, reasoning
+	Usage    *sdkproto.TokenUsage // usage
+	Tool     *ToolCall            // tool-call
+	Label    string               // subagent
+	Prompt   string               // subagent
+	Child    []action             // subagent
+	Failure  *sdkproto.LLMFailure // model-error
+	Message  string               // refuse
+	Duration time.Duration        // pause
+	Method   string               // ask
+	Params   json.RawMessage      // ask
+	Type     sdkproto.EventType   // event
+	Data     json.RawMessage      // event
 }
 
-// The kinds of actions.
+// The kinds of actions, as the JSON form of a Script names them.
 const (
 	actText       = "text"
 	actReasoning  = "reasoning"
 	actUsage      = "usage"
-	actTool       = "tool"
+	actTool       = "tool-call"
 	actSubagent   = "subagent"
 	actModelError = "model-error"
 	actMaxTokens  = "max-tokens"
@@ -278,31 +327,4 @@ func (s Script) check() error {
 		}
 	}
 	return nil
-}
-
-// scriptFile is a Script as Command writes it for the runtime's process.
-type scriptFile struct {
-	Turns [][]action `json:"turns"`
-}
-
-// marshalScript encodes the turns of s for the runtime's process.
-func marshalScript(s Script) ([]byte, error) {
-	var f scriptFile
-	for _, t := range s.Turns {
-		f.Turns = append(f.Turns, t.actions)
-	}
-	return json.Marshal(f)
-}
-
-// unmarshalScript decodes what marshalScript encoded.
-func unmarshalScript(data []byte) (Script, error) {
-	var f scriptFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return Script{}, err
-	}
-	var s Script
-	for _, actions := range f.Turns {
-		s.Turns = append(s.Turns, &Turn{actions: actions})
-	}
-	return s, nil
 }

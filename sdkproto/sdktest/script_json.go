@@ -1,0 +1,460 @@
+package sdktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linerpc/linerpc/sdkproto"
+)
+
+// This file is the JSON form of a Script, documented on Script.
+
+// kindMembers lists the members of each kind of action besides kind: the
+// one definition of what UnmarshalJSON accepts.
+var kindMembers = map[string][]string{
+	actText:       {"parts"},
+	actReasoning:  {"parts"},
+	actUsage:      {"usage"},
+	actTool:       {"id", "name", "arguments", "output", "isError", "error"},
+	actSubagent:   {"label", "prompt", "child"},
+	actModelError: {"failure"},
+	actMaxTokens:  nil,
+	actRefuse:     {"message"},
+	actPause:      {"duration"},
+	actAsk:        {"method", "params"},
+	actEvent:      {"type", "data"},
+}
+
+// kinds is the kinds in the order the errors list them.
+var kinds = []string{actText, actReasoning, actUsage, actTool, actSubagent, actModelError, actMaxTokens, actRefuse, actPause, actAsk, actEvent}
+
+// actionJSON is an action as MarshalJSON writes it: kind first, then the
+// members of its kind that are not zero.
+type actionJSON struct {
+	Kind      string               `json:"kind"`
+	Parts     []string             `json:"parts,omitempty"`
+	Usage     *sdkproto.TokenUsage `json:"usage,omitempty"`
+	ID        string               `json:"id,omitempty"`
+	Name      string               `json:"name,omitempty"`
+	Arguments string               `json:"arguments,omitempty"`
+	Output    string               `json:"output,omitempty"`
+	IsError   bool                 `json:"isError,omitempty"`
+	Error     *sdkproto.ToolError  `json:"error,omitempty"`
+	Label     string               `json:"label,omitempty"`
+	Prompt    string               `json:"prompt,omitempty"`
+	Child     []actionJSON         `json:"child,omitempty"`
+	Failure   *sdkproto.LLMFailure `json:"failure,omitempty"`
+	Message   string               `json:"message,omitempty"`
+	Duration  string               `json:"duration,omitempty"`
+	Method    string               `json:"method,omitempty"`
+	Params    json.RawMessage      `json:"params,omitempty"`
+	Type      sdkproto.EventType   `json:"type,omitempty"`
+	Data      json.RawMessage      `json:"data,omitempty"`
+}
+
+// MarshalJSON returns the JSON form of s (see Script), which
+// UnmarshalJSON reads back into turns that play the same events. It
+// fails when s has a Reply, which has no JSON form, and when a Turn of s
+// was misused, as NewRuntime would. Raw JSON (Ask's params, Event's data)
+// is written as it is, without HTML escaping, so that it reaches the wire
+// byte for byte; json.Marshal of a value holding a Script escapes it
+// again, which changes its bytes but not its meaning.
+func (s Script) MarshalJSON() ([]byte, error) {
+	if s.Reply != nil {
+		return nil, errors.New("sdktest: Script.Reply has no JSON form: script the turns in Script.Turns")
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	f := struct {
+		Turns [][]actionJSON `json:"turns"`
+	}{Turns: make([][]actionJSON, 0, len(s.Turns))}
+	for _, t := range s.Turns {
+		f.Turns = append(f.Turns, actionsJSON(t.actions))
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// actionsJSON returns the JSON form of actions; never nil, so that a
+// turn without actions is written [].
+func actionsJSON(actions []action) []actionJSON {
+	out := make([]actionJSON, 0, len(actions))
+	for _, a := range actions {
+		j := actionJSON{Kind: a.Kind, Parts: a.Parts, Usage: a.Usage, Label: a.Label, Prompt: a.Prompt,
+			Failure: a.Failure, Message: a.Message, Method: a.Method, Params: a.Params, Type: a.Type, Data: a.Data}
+		switch a.Kind {
+		case actTool:
+			c := a.Tool
+			j.ID, j.Name, j.Arguments, j.Output, j.IsError, j.Error = c.ID, c.Name, c.Arguments, c.Output, c.IsError, c.Error
+		case actSubagent:
+			j.Child = actionsJSON(a.Child)
+			if len(j.Child) == 0 {
+				j.Child = nil // an empty child is NewTurn's, as a left-out one
+			}
+		case actPause:
+			j.Duration = a.Duration.String()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// UnmarshalJSON sets s.Turns to the turns of the JSON form of a Script
+// (see Script), each built with NewTurn (or Refuse) and the builder
+// method of each action, so that what the builder refuses is refused
+// here too. It is strict: a member or a kind that the form does not
+// have, a member of the wrong type and a misuse of the builder are
+// errors naming where they are (turns[1][2]: unknown kind "txt"). On an
+// error s is left as it was; Reply is never changed.
+func (s *Script) UnmarshalJSON(data []byte) error {
+	top, err := decodeObject("", data)
+	if err != nil {
+		return fmt.Errorf("sdktest: %w", err)
+	}
+	if err := top.only("", "turns"); err != nil {
+		return fmt.Errorf("sdktest: %w", err)
+	}
+	var turns []json.RawMessage
+	if err := top.get("turns", &turns, "a list of turns"); err != nil {
+		return fmt.Errorf("sdktest: %w", err)
+	}
+	out := make([]*Turn, 0, len(turns))
+	for i, raw := range turns {
+		t, err := decodeTurn(fmt.Sprintf("turns[%d]", i), raw)
+		if err != nil {
+			return fmt.Errorf("sdktest: %w", err)
+		}
+		out = append(out, t)
+	}
+	s.Turns = out
+	return nil
+}
+
+// LoadScript reads the JSON form of a Script (see Script) from the file
+// at path. Its errors name the file, and the line and column of a JSON
+// syntax error.
+func LoadScript(path string) (Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Script{}, err
+	}
+	var s Script
+	err = json.Unmarshal(data, &s)
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		// Offset is just past the byte that broke the syntax.
+		at := data[:max(syntax.Offset-1, 0)]
+		line := 1 + bytes.Count(at, []byte("\n"))
+		col := len(at) - bytes.LastIndexByte(at, '\n')
+		return Script{}, fmt.Errorf("sdktest: %s:%d:%d: %v", path, line, col, err)
+	case err != nil:
+		return Script{}, fmt.Errorf("sdktest: %s: %s", path, strings.TrimPrefix(err.Error(), "sdktest: "))
+	}
+	return s, nil
+}
+
+// object is a JSON object of a script, with where it is for errors:
+// turns[1][2], say, or "" for the script itself.
+type object struct {
+	at      string
+	members map[string]json.RawMessage
+}
+
+// where names o in an error.
+func (o object) where() string {
+	if o.at == "" {
+		return "the script"
+	}
+	return o.at
+}
+
+// path names o's member name in an error.
+func (o object) path(name string) string {
+	if o.at == "" {
+		return name
+	}
+	return o.at + "." + name
+}
+
+// decodeObject decodes raw, which must be a JSON object.
+func decodeObject(at string, raw []byte) (object, error) {
+	o := object{at: at}
+	if err := json.Unmarshal(raw, &o.members); err != nil || o.members == nil {
+		return o, fmt.Errorf("%s: want an object, got %s", o.where(), excerpt(raw))
+	}
+	return o, nil
+}
+
+// only fails when o has a member other than names; what, when set,
+// names the kind of object in the error.
+func (o object) only(what string, names ...string) error {
+	for _, name := range slices.Sorted(maps.Keys(o.members)) {
+		if !slices.Contains(names, name) {
+			if what != "" {
+				what = " of " + what
+			}
+			return fmt.Errorf("%s: unknown member %q%s (its members: %s)", o.where(), name, what, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// get decodes o's member name into v, strictly (a member of a nested
+// object that v does not have is an error); a member left out or null
+// leaves v as it is. want says what the member should be, for errors.
+func (o object) get(name string, v any, want string) error {
+	raw, ok := o.members[name]
+	if !ok {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	at := o.path(name)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Errorf("%s.%s: want %s, got a JSON %s", at, typeErr.Field, describe(typeErr.Type), typeErr.Value)
+	case errors.As(err, &typeErr):
+		return fmt.Errorf("%s: want %s, got %s", at, want, excerpt(raw))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("%s: unknown member %s", at, strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return fmt.Errorf("%s: %s", at, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// raw returns o's member name compacted (a script written by hand may
+// spread it over lines, which a frame may not hold), or nil when it is
+// left out.
+func (o object) raw(name string) json.RawMessage {
+	raw, ok := o.members[name]
+	if !ok {
+		return nil
+	}
+	var buf bytes.Buffer
+	json.Compact(&buf, raw) // valid: it was decoded
+	return buf.Bytes()
+}
+
+// describe names the JSON that a Go type is decoded from.
+func describe(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// excerpt returns raw, cut short when long, for an error.
+func excerpt(raw []byte) string {
+	const max = 40
+	s := string(bytes.TrimSpace(raw))
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// decodeTurn decodes a turn, a list of actions, built with NewTurn and
+// the methods of its actions.
+func decodeTurn(at string, raw json.RawMessage) (*Turn, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+		return nil, fmt.Errorf("%s: want a list of actions, got %s", at, excerpt(raw))
+	}
+	t := NewTurn()
+	for j, r := range list {
+		o, err := decodeObject(fmt.Sprintf("%s[%d]", at, j), r)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.decodeAction(o, j); err != nil {
+			return nil, err
+		}
+		if t.err != nil {
+			return nil, fmt.Errorf("%s: %s", o.at, strings.TrimPrefix(t.err.Error(), "sdktest: "))
+		}
+	}
+	return t, nil
+}
+
+// decodeAction appends to t the action of o, the action at index j of
+// its turn, with the builder method of its kind.
+func (t *Turn) decodeAction(o object, j int) error {
+	kindRaw, ok := o.members["kind"]
+	if !ok {
+		return fmt.Errorf("%s: no kind (one of %s)", o.at, strings.Join(kinds, ", "))
+	}
+	var kind string
+	if err := json.Unmarshal(kindRaw, &kind); err != nil {
+		return fmt.Errorf("%s.kind: want a string, got %s", o.at, excerpt(kindRaw))
+	}
+	members, ok := kindMembers[kind]
+	if !ok {
+		return fmt.Errorf("%s: unknown kind %q (one of %s)", o.at, kind, strings.Join(kinds, ", "))
+	}
+	if err := o.only("a "+kind+" action", append([]string{"kind"}, members...)...); err != nil {
+		return err
+	}
+	var err error
+	// get records the first error of the members decoded.
+	get := func(name string, v any, want string) {
+		if err == nil {
+			err = o.get(name, v, want)
+		}
+	}
+	switch kind {
+	case actText, actReasoning:
+		var parts []string
+		get("parts", &parts, "a list of strings")
+		switch {
+		case err != nil:
+		case kind == actText:
+			t.Text(parts...)
+		default:
+			t.Reasoning(parts...)
+		}
+	case actUsage:
+		var u sdkproto.TokenUsage
+		if get("usage", &u, "an object of token counts"); err == nil {
+			t.Usage(u)
+		}
+	case actTool:
+		var c ToolCall
+		get("id", &c.ID, "a string")
+		get("name", &c.Name, "a string")
+		get("output", &c.Output, "a string")
+		get("isError", &c.IsError, "true or false")
+		get("error", &c.Error, `an object {"name", "code"}`)
+		if err == nil {
+			c.Arguments, err = o.arguments()
+		}
+		if err == nil {
+			t.ToolCall(c)
+		}
+	case actSubagent:
+		var label, prompt string
+		var child *Turn
+		get("label", &label, "a string")
+		get("prompt", &prompt, "a string")
+		if raw, ok := o.members["child"]; ok && err == nil {
+			child, err = decodeTurn(o.at+".child", raw)
+		}
+		if err == nil {
+			t.Subagent(label, prompt, child)
+		}
+	case actModelError:
+		var f sdkproto.LLMFailure
+		if get("failure", &f, "an object describing the failure"); err == nil {
+			t.ModelError(f)
+		}
+	case actMaxTokens:
+		t.MaxTokens()
+	case actRefuse:
+		var message string
+		get("message", &message, "a string")
+		switch {
+		case err != nil:
+		case j > 0:
+			// Refuse is a turn of its own: what came before would be
+			// dropped, so it is refused rather than ignored.
+			err = fmt.Errorf("%s: refuse is the only action of its turn (it answers the prompt with an error, and nothing else is played)", o.at)
+		default:
+			*t = *Refuse(message)
+		}
+	case actPause:
+		var d time.Duration
+		d, err = o.duration()
+		if err == nil {
+			t.Pause(d)
+		}
+	case actAsk:
+		var method string
+		if get("method", &method, "a string"); err == nil {
+			t.Ask(method, rawOrNil(o.raw("params")))
+		}
+	case actEvent:
+		var typ sdkproto.EventType
+		if get("type", &typ, "a string"); err == nil {
+			t.Event(typ, rawOrNil(o.raw("data")))
+		}
+	}
+	return err
+}
+
+// rawOrNil returns raw as a value for Ask and Event: nil when left out,
+// which they send as {}.
+func rawOrNil(raw json.RawMessage) any {
+	if raw == nil {
+		return nil
+	}
+	return raw
+}
+
+// arguments returns the JSON text of a tool call's arguments: the member
+// arguments when it is a string, the member itself (compacted) when it is
+// an object or a list, "" when it is left out or null.
+func (o object) arguments() (string, error) {
+	raw := o.raw("arguments")
+	switch {
+	case raw == nil, string(raw) == "null":
+		return "", nil
+	case raw[0] == '{' || raw[0] == '[':
+		return string(raw), nil
+	case raw[0] == '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	return "", fmt.Errorf("%s.arguments: want the arguments as a JSON object or as its text (a string), got %s", o.at, excerpt(raw))
+}
+
+// duration returns the member duration of a pause, a Go duration string;
+// left out or null, 0.
+func (o object) duration() (time.Duration, error) {
+	raw, ok := o.members["duration"]
+	if !ok || string(raw) == "null" {
+		return 0, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		// A number is refused rather than read as nanoseconds, which a
+		// script written by hand would mean as seconds or milliseconds.
+		return 0, fmt.Errorf(`%s.duration: want a duration string such as "1.5s" or "250ms", got %s`, o.at, excerpt(raw))
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf(`%s.duration: want a duration string such as "1.5s" or "250ms", got %q`, o.at, s)
+	}
+	return d, nil
+}
