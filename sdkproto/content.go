@@ -208,11 +208,11 @@ func newBlockFields() []field[ContentBlock] {
 		blocksField("content", func(b *ContentBlock) *[]ContentBlock { return &b.Content }, true,
 			func(b *ContentBlock) bool { return b.Content != nil || blockIs(b, BlockTypeToolResult) }),
 		optBoolPtr("isError", func(b *ContentBlock) **bool { return &b.IsError }),
-		{"data", func(b *ContentBlock, r json.RawMessage, _ int) held {
+		{key: "data", dec: func(b *ContentBlock, r json.RawMessage, _ int) held {
 			b.hasData = true
 			b.Data, _ = memberString(r)
 			return heldOther
-		}, func(b *ContentBlock) (json.RawMessage, bool) {
+		}, enc: func(b *ContentBlock) (json.RawMessage, bool) {
 			return present(b.IsUpload(), func() json.RawMessage { return marshal(b.Data) })
 		}},
 		strWhen("mimeType", func(b *ContentBlock) *string { return &b.MimeType },
@@ -337,7 +337,7 @@ func decodeBlocksAt(r json.RawMessage, depth int) (blocks []ContentBlock, ok boo
 // content at the top (a message's). Content that does not decode leaves
 // the field nil.
 func blocksField[T any](key string, p func(*T) *[]ContentBlock, nested bool, present func(*T) bool) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, depth int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, depth int) held {
 		if !nested {
 			depth = -1
 		}
@@ -346,7 +346,7 @@ func blocksField[T any](key string, p func(*T) *[]ContentBlock, nested bool, pre
 			return heldAsIs // blocks keep their bytes: they encode as r does
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		if !present(v) {
 			return nil, false
 		}

@@ -118,14 +118,14 @@ var eventFields = []field[Event]{
 	reqInt("time", func(e *Event) *int64 { return &e.Time }),
 	optRaw("data", func(e *Event) *json.RawMessage { return &e.Data }),
 	optBool("ignorable", func(e *Event) *bool { return &e.Ignorable }),
-	{"sourceEventSeqs", func(e *Event, r json.RawMessage, _ int) held {
+	{key: "sourceEventSeqs", dec: func(e *Event, r json.RawMessage, _ int) held {
 		s, ok := int64s(r)
 		if !ok {
 			return heldBefore
 		}
 		e.SourceEventSeqs = s
 		return heldOther
-	}, func(e *Event) (json.RawMessage, bool) {
+	}, enc: func(e *Event) (json.RawMessage, bool) {
 		return present(e.SourceEventSeqs != nil, func() json.RawMessage { return marshal(e.SourceEventSeqs) })
 	}},
 	optValue("surfaceOp", func(e *Event) **SurfaceOp { return &e.SurfaceOp }),
@@ -183,7 +183,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if !ok || kindOf(lookup(ms, "type")) != kindString {
+	if !ok || kindOf(lookup(raw, ms, "type")) != kindString {
 		return ErrNoEnvelope
 	}
 	*e = Event{}
@@ -196,13 +196,21 @@ func (e *Event) decodeValid(r json.RawMessage) error {
 	if kindOf(r) != kindObject {
 		return ErrNoEnvelope
 	}
-	ms := splitObject(r)
-	if kindOf(lookup(ms, "type")) != kindString {
-		return ErrNoEnvelope
-	}
+	_, err := e.decodeAt(r)
+	return err
+}
+
+// decodeAt is decodeValid for the object at the start of obj, which goes
+// on past it (see prefixDecoder).
+func (e *Event) decodeAt(obj []byte) (n int, err error) {
+	before := *e
 	*e = Event{}
-	decodeMembers(&e.k, r, ms, eventFields, e, 0)
-	return nil
+	n = decodeWalk(&e.k, obj, eventFields, e, 0)
+	if kindOf(lookup(e.k.raw, e.k.ms, "type")) != kindString {
+		*e = before
+		return n, ErrNoEnvelope
+	}
+	return n, nil
 }
 
 func (e *Event) kept() *keep { return &e.k }
@@ -306,7 +314,7 @@ func (p SessionEventParams) CheckEnvelope() error {
 			ms = splitObject(raw)
 		}
 	}
-	if kindOf(lookup(ms, "type")) == kindString {
+	if kindOf(lookup(raw, ms, "type")) == kindString {
 		return nil
 	}
 	text := "undefined"

@@ -51,8 +51,8 @@ func validate(data []byte, limit int) error {
 // character '[' exceeded max depth").
 func tooDeep(obj []byte) error {
 	for _, m := range splitObject(obj) {
-		if validate(m.Value, maxDepth) != nil {
-			if err := json.Unmarshal(m.Value, new(json.RawMessage)); err != nil {
+		if v := m.Value(obj); validate(v, maxDepth) != nil {
+			if err := json.Unmarshal(v, new(json.RawMessage)); err != nil {
 				return err
 			}
 		}
@@ -82,32 +82,49 @@ func (m member) encoded() json.RawMessage {
 // parseObject validates data, less the white space that bytes.TrimSpace
 // removes around it, as one JSON object whose members nest at most
 // maxDepth deep, and returns its members in document order, duplicates
-// included; they alias data. ok is false when data is not an object.
-func parseObject(data []byte) (members []wire.Member, ok bool, err error) {
+// included, located in the trimmed data. ok is false when data is not an
+// object.
+func parseObject(data []byte) (members []wire.Span, ok bool, err error) {
 	data = bytes.TrimSpace(data)
 	if kindOf(data) != kindObject {
 		return nil, false, nil
 	}
 	// Validated and split in one pass, the members kept in a slice of
 	// their number (see splitObject).
-	var buf [16]wire.Member
-	n, _, depth, err := wire.ScanFillMembers(buf[:], data)
+	var buf [16]wire.Span
+	n, _, depth, err := wire.ScanFillSpans(buf[:], data)
 	switch {
 	case err != nil:
 		return nil, true, err
 	case depth > maxDepth+1:
 		return nil, true, tooDeep(data)
-	case n == 0:
-		return nil, true, nil
-	case n <= len(buf):
-		return slices.Clone(buf[:n]), true, nil
 	}
-	return wire.AppendMembers(make([]wire.Member, 0, n), data), true, nil
+	return keptSpans(buf[:], n, data), true, nil
 }
 
-// lookup returns the value of the last member called key (JSON.parse keeps
-// the last duplicate), or nil when there is none.
-func lookup(ms []wire.Member, key string) json.RawMessage { return wire.Last(ms, key) }
+// keptSpans returns the n members of obj in a slice of their number (the
+// values that keep them are many and mostly small): buf's, copied, when
+// buf held them all.
+func keptSpans(buf []wire.Span, n int, obj []byte) []wire.Span {
+	switch {
+	case n == 0:
+		return nil
+	case n <= len(buf):
+		return slices.Clone(buf[:n])
+	}
+	out := make([]wire.Span, n)
+	wire.FillSpans(out, obj)
+	return out
+}
+
+// lookup returns the value of the last member of obj called key (JSON.parse
+// keeps the last duplicate), of ms, its members, or nil when there is none.
+func lookup(obj []byte, ms []wire.Span, key string) json.RawMessage {
+	if m, ok := wire.LastSpan(obj, ms, key); ok {
+		return m.Value(obj)
+	}
+	return nil
+}
 
 // get returns the value of the last member called key of obj, a value
 // taken from a validated object, or nil when there is none or obj is not
@@ -170,11 +187,18 @@ const (
 // the wrong JSON type, leaving the field at its zero value) and says what
 // the field then holds; depth is how deep v lies in content (see
 // maxContentDepth). enc returns the member's encoding and whether the
-// member is present. A type's fields are one table, built once.
+// member is present. A type's fields are one table, built once, one
+// field a key.
+//
+// decAt, when set, is dec for a value that is an object at the start of
+// obj, which goes on past it: it has the effect dec would have on the
+// object, and returns its length, found by taking it apart (see
+// decodeWalk).
 type field[T any] struct {
-	key string
-	dec func(v *T, raw json.RawMessage, depth int) held
-	enc func(v *T) (json.RawMessage, bool)
+	key   string
+	dec   func(v *T, raw json.RawMessage, depth int) held
+	enc   func(v *T) (json.RawMessage, bool)
+	decAt func(v *T, obj []byte, depth int) int
 }
 
 // keep is embedded state of a decoded object: the bytes it came from, their
@@ -186,7 +210,7 @@ type field[T any] struct {
 // decoded value (snapshotOf) rather than by every decoding.
 type keep struct {
 	raw   json.RawMessage // nil for a value built in Go
-	ms    []wire.Member   // the members of raw, when it is an object
+	ms    []wire.Span     // the members of raw, when it is an object
 	depth int             // how deep in content the value was decoded
 }
 
@@ -228,47 +252,95 @@ func decodeValidFields[T any](k *keep, r json.RawMessage, fields []field[T], v *
 		*k = keep{raw: r, depth: depth}
 		return false
 	}
-	decodeMembers(k, r, splitObject(r), fields, v, depth)
+	decodeWalk(k, r, fields, v, depth)
 	return true
+}
+
+// decodeWalk decodes the object at the start of obj, valid (and no larger
+// than wire.MaxSpanned), into the fields of v as decodeValidFields does,
+// and returns where it ended: obj may go on past it. The object is split
+// as it is decoded, so that a member whose value is decoded as an object
+// of this package (see prefixDecoder) is walked once, by its decoder,
+// rather than skipped first.
+func decodeWalk[T any](k *keep, obj []byte, fields []field[T], v *T, depth int) (end int) {
+	var buf [16]wire.Span // the first members; the others, rare, in more
+	var more []wire.Span
+	n := 0
+	w := wire.WalkSpans(obj)
+	for {
+		m, ok := w.Next()
+		if !ok {
+			break
+		}
+		f := fieldOf(obj, m, fields)
+		if start := m.ValueStart(); f != nil && f.decAt != nil && obj[start] == '{' {
+			size := f.decAt(v, obj[start:], depth)
+			m, ok = w.Done(m, start+size)
+			ok = ok && size > 0 // 0: no valid object there, which a valid obj rules out
+		} else if m, ok = w.Done(m, 0); ok && f != nil {
+			f.dec(v, m.Value(obj), depth)
+		}
+		if !ok {
+			break
+		}
+		if n < len(buf) {
+			buf[n] = m
+		} else {
+			more = append(more, m)
+		}
+		n++
+	}
+	end = w.End()
+	var ms []wire.Span // in a slice of their number, off the stack
+	if n > 0 {
+		ms = make([]wire.Span, n)
+		copy(ms[copy(ms, buf[:min(n, len(buf))]):], more)
+	}
+	*k = keep{raw: obj[:end:end], ms: ms, depth: depth}
+	return end
+}
+
+// fieldOf returns the field of member m of obj, or nil.
+func fieldOf[T any](obj []byte, m wire.Span, fields []field[T]) *field[T] {
+	for i := range fields {
+		if m.HasKey(obj, fields[i].key) {
+			return &fields[i]
+		}
+	}
+	return nil
 }
 
 // splitObject returns the members of obj, a valid object, in a slice of
 // their number: the values that keep them are many and mostly small.
-func splitObject(obj json.RawMessage) []wire.Member {
-	var buf [16]wire.Member
-	switch n := wire.FillMembers(buf[:], obj); {
-	case n == 0:
-		return nil
-	case n <= len(buf):
-		return slices.Clone(buf[:n])
-	default:
-		return wire.AppendMembers(make([]wire.Member, 0, n), obj)
-	}
+func splitObject(obj json.RawMessage) []wire.Span {
+	var buf [16]wire.Span
+	return keptSpans(buf[:], wire.FillSpans(buf[:], obj), obj)
 }
 
 // decodeMembers decodes the members ms of the object raw, bytes the value
 // keeps (that no one modifies), into the fields of v, and records both in
 // k.
-func decodeMembers[T any](k *keep, raw json.RawMessage, ms []wire.Member, fields []field[T], v *T, depth int) {
-	decodeEach(ms, fields, v, depth, nil)
+func decodeMembers[T any](k *keep, raw json.RawMessage, ms []wire.Span, fields []field[T], v *T, depth int) {
+	decodeEach(raw, ms, fields, v, depth, nil)
 	*k = keep{raw: raw, ms: ms, depth: depth}
 }
 
-// decodeEach runs the decoder of each field on the members of its key, in
-// document order (so that the last a field accepts is what it holds). When
-// asIs is not nil (one entry a field), asIs[i] is set to the member's
-// value that field i then holds as is, if any.
-func decodeEach[T any](ms []wire.Member, fields []field[T], v *T, depth int, asIs []json.RawMessage) {
+// decodeEach runs the decoder of each field on the members ms of obj of
+// its key, in document order (so that the last a field accepts is what it
+// holds). When asIs is not nil (one entry a field), asIs[i] is set to the
+// member's value that field i then holds as is, if any.
+func decodeEach[T any](obj []byte, ms []wire.Span, fields []field[T], v *T, depth int, asIs []json.RawMessage) {
 	for _, m := range ms {
 		for i := range fields {
-			if fields[i].key != string(m.Key) {
+			if !m.HasKey(obj, fields[i].key) {
 				continue
 			}
-			h := fields[i].dec(v, m.Value, depth)
+			value := m.Value(obj)
+			h := fields[i].dec(v, value, depth)
 			switch {
 			case asIs == nil:
 			case h == heldAsIs:
-				asIs[i] = m.Value
+				asIs[i] = value
 			case h == heldOther:
 				asIs[i] = nil
 			}
@@ -293,7 +365,7 @@ func snapshotOf[T any, PT keeper[T]](k keep, fields []field[T]) []member {
 	} else {
 		asIs = make([]json.RawMessage, len(fields))
 	}
-	decodeEach(k.ms, fields, &fresh, k.depth, asIs)
+	decodeEach(k.raw, k.ms, fields, &fresh, k.depth, asIs)
 	return snapshot(fields, &fresh, asIs)
 }
 
@@ -358,7 +430,7 @@ func encodeFields[T any, PT keeper[T]](fields []field[T], v PT) ([]byte, error) 
 	emitted := map[string]bool{}
 	var out []member
 	for _, km := range k.ms { // none when raw is not an object
-		m := member{key: string(km.Key), value: km.Value}
+		m := member{key: string(km.Key(k.raw, nil)), value: km.Value(k.raw)}
 		if !known[m.key] {
 			out = append(out, m)
 			continue
@@ -503,36 +575,36 @@ func optString[T any](key string, p func(*T) *string) field[T] {
 // strWhen is a string member written when when(v) holds (always, when nil)
 // or it is non-empty.
 func strWhen[T any](key string, p func(*T) *string, when func(*T) bool) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		s, canonical := memberStringAsIs(r)
 		*p(v) = s
 		if canonical && (when == nil || s != "") { // written as is
 			return heldAsIs
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		return present(when == nil || when(v) || *p(v) != "", func() json.RawMessage { return appendQuoted(nil, *p(v)) })
 	}}
 }
 
 func reqInt[T any](key string, p func(*T) *int64) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		*p(v), _ = wire.NumberInt64(r)
 		if canonicalInt(r) {
 			return heldAsIs
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) { return strconv.AppendInt(nil, *p(v), 10), true }}
+	}, enc: func(v *T) (json.RawMessage, bool) { return strconv.AppendInt(nil, *p(v), 10), true }}
 }
 
 func optBool[T any](key string, p func(*T) *bool) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		*p(v), _ = asBool(r)
 		if *p(v) {
 			return heldAsIs // true, written as is; false is not written
 		}
 		return heldOther
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		return present(*p(v), func() json.RawMessage { return json.RawMessage("true") })
 	}}
 }
@@ -557,13 +629,13 @@ func canonicalInt(r []byte) bool {
 }
 
 func optBoolPtr[T any](key string, p func(*T) **bool) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		if b, ok := asBool(r); ok {
 			*p(v) = &b
 			return heldOther
 		}
 		return heldBefore
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		if *p(v) == nil {
 			return nil, false
 		}
@@ -572,8 +644,8 @@ func optBoolPtr[T any](key string, p func(*T) **bool) field[T] {
 }
 
 func optRaw[T any](key string, p func(*T) *json.RawMessage) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held { *p(v) = append(json.RawMessage(nil), r...); return heldAsIs },
-		func(v *T) (json.RawMessage, bool) { return compact(*p(v)), *p(v) != nil }}
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held { *p(v) = append(json.RawMessage(nil), r...); return heldAsIs },
+		enc: func(v *T) (json.RawMessage, bool) { return compact(*p(v)), *p(v) != nil }}
 }
 
 // unmarshaler is a type of this package that decodes itself.
@@ -591,6 +663,15 @@ type validDecoder interface {
 	decodeValid(r json.RawMessage) error
 }
 
+// prefixDecoder is a validDecoder that also decodes the object at the
+// start of bytes that go on past it, and returns its length, found by
+// taking it apart: an object holding it, split as it is decoded
+// (decodeWalk), then walks its bytes once rather than skipping them first.
+type prefixDecoder interface {
+	validDecoder
+	decodeAt(obj []byte) (n int, err error)
+}
+
 // decodeMember decodes r, a member's value, into v.
 func decodeMember(v json.Unmarshaler, r json.RawMessage) error {
 	if d, ok := v.(validDecoder); ok {
@@ -603,7 +684,7 @@ func decodeMember(v json.Unmarshaler, r json.RawMessage) error {
 // whether it is written. A value the type refuses leaves the field as it
 // was.
 func value[T, V any, PV unmarshaler[V]](key string, p func(*T) *V, present func(*T) bool) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	f := field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		if d, ok := any(PV(p(v))).(validDecoder); ok {
 			if d.decodeValid(r) != nil {
 				return heldBefore
@@ -616,18 +697,25 @@ func value[T, V any, PV unmarshaler[V]](key string, p func(*T) *V, present func(
 		}
 		*p(v) = x
 		return heldAsIs
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		if !present(v) {
 			return nil, false
 		}
 		return marshal(*p(v)), true
 	}}
+	if _, ok := any(PV(new(V))).(prefixDecoder); ok {
+		f.decAt = func(v *T, obj []byte, _ int) int {
+			n, _ := any(PV(p(v))).(prefixDecoder).decodeAt(obj)
+			return n
+		}
+	}
+	return f
 }
 
 // optValue is value for a member held by pointer, written when set; null
 // sets it to nil, as encoding/json decodes null into a pointer.
 func optValue[T, V any, PV unmarshaler[V]](key string, p func(*T) **V) field[T] {
-	return field[T]{key, func(v *T, r json.RawMessage, _ int) held {
+	return field[T]{key: key, dec: func(v *T, r json.RawMessage, _ int) held {
 		if kindOf(r) == kindNull {
 			*p(v) = nil
 			return heldOther
@@ -638,7 +726,7 @@ func optValue[T, V any, PV unmarshaler[V]](key string, p func(*T) **V) field[T] 
 		}
 		*p(v) = x
 		return heldAsIs
-	}, func(v *T) (json.RawMessage, bool) {
+	}, enc: func(v *T) (json.RawMessage, bool) {
 		if *p(v) == nil {
 			return nil, false
 		}

@@ -505,4 +505,4 @@ func paramsObject(isObject bool, err error) error { return err }
 
 // memberOf returns the raw value of the member key of the object k keeps
 // (the last, when duplicated), or nil.
-func memberOf(k keep, key string) json.RawMessage { return lookup(k.ms, key) }
+func memberOf(k keep, key string) json.RawMessage { return lookup(k.raw, k.ms, key) }
