@@ -289,6 +289,7 @@ func FuzzMembers(f *testing.F) {
 				t.Fatalf("ScanMembers/ScanFillMembers: %v %d %v; ScanValue: %v %d %v", r.top, r.depth, r.err, vTop, vDepth, vErr)
 			}
 		}
+		checkSpans(t, data, ms, vErr == nil && vTop == Object)
 		if vErr == nil && vTop == Object {
 			if strings.Join(scanned, ",") != strings.Join(got, ",") || n != len(ms) {
 				t.Fatalf("ScanMembers gave %q (ScanFillMembers %d), Members %q", scanned, n, got)

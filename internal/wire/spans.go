@@ -12,7 +12,7 @@ import (
 // rather than a Member's 48, and need not copy an escaped key to keep it.
 
 // Span is one member of an object: where its key and its value lie in the
-// object's bytes. The zero Span is no member.
+// object's bytes.
 type Span struct {
 	key    uint32 // offset of the key's content, slowKey in the top bit
 	keyEnd uint32 // offset of the key's closing quote
