@@ -7,14 +7,15 @@
 //	dshrpc check [FILE|-]...         report every frame of transcripts that breaks the contract
 //	dshrpc serve-demo                the demo runtime on stdin/stdout
 //	dshrpc serve-replay FILE         a recorded conversation served as a runtime on stdin/stdout
+//	dshrpc serve-script FILE         scripted turns (JSON) served as a runtime on stdin/stdout
 //
 // Exit status: 0 success; 1 the turn did not complete (run), problems
 // were found (check) or the client departed from the recording
 // (serve-replay); 2 usage error (bad flags or arguments, an unreadable or
 // unsupported image); 3 the runtime failed (missing binary, died, refused
-// a request, broke the protocol) or a transcript could not be read
-// (check, serve-replay); 130 interrupted by Ctrl-C. tap exits with its
-// child's status.
+// a request, broke the protocol), a transcript could not be read (check,
+// serve-replay) or a script (serve-script); 130 interrupted by Ctrl-C.
+// tap exits with its child's status.
 package main
 
 import (
@@ -32,7 +33,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // turn did not complete; check found problems; the client departed (serve-replay)
 	exitUsage       = 2
-	exitRuntime     = 3 // the runtime failed; check could not read a file
+	exitRuntime     = 3 // the runtime failed; check could not read a file; serve-script its script
 	exitInterrupted = 130
 )
 
@@ -48,6 +49,8 @@ Usage:
   dshrpc serve-demo                 serve the demo runtime on stdin/stdout
   dshrpc serve-replay FILE          serve a recorded conversation (a transcript, a tap
                                     log, raw frames) on stdin/stdout as a runtime
+  dshrpc serve-script FILE          serve scripted turns (JSON, see its -h) on stdin/stdout
+                                    as a runtime
   dshrpc help [COMMAND]             show help
 
 Run 'dshrpc COMMAND -h' for the flags of a command.
@@ -58,7 +61,7 @@ Exit status:
        departed from the recording (serve-replay)
   2    usage error: bad flags or arguments, unreadable or unsupported image
   3    runtime failure: missing binary, runtime died, request refused, protocol error;
-       a transcript that cannot be read (check, serve-replay)
+       a transcript that cannot be read (check, serve-replay), a script (serve-script)
   130  interrupted (Ctrl-C)
   tap exits with the status of its child.
 `
@@ -85,6 +88,7 @@ func commands() []command {
 		{"check", checkUsage, checkCmd},
 		{"serve-demo", serveUsage, serveCmd},
 		{"serve-replay", replayUsage, replayCmd},
+		{"serve-script", scriptUsage, scriptCmd},
 	}
 }
 

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/linerpc/linerpc/sdkproto/sdktest"
+)
+
+const scriptUsage = `Usage: dshrpc serve-script FILE
+
+Serve a script on stdin/stdout as a runtime, for clients in any language and
+for programs that start their runtime themselves: the scripted runtime of
+package sdkproto/sdktest, which sends what the real runtime sends around
+each scripted turn (the envelope, seqs, order and statuses of its recorded
+turns). FILE holds the turns as JSON, one a prompt, in the order the prompts
+come, whatever their sessions; each turn is a list of actions:
+
+  {"turns": [
+    [{"kind": "text", "parts": ["Hel", "lo"]},
+     {"kind": "usage", "usage": {"inputTokens": 12, "outputTokens": 2}}],
+    [{"kind": "tool-call", "name": "bash", "arguments": {"command": "date"},
+      "output": "Mon\n"},
+     {"kind": "text", "parts": ["It is Monday."]}],
+    [{"kind": "text", "parts": ["cut"]}, {"kind": "max-tokens"}]
+  ]}
+
+The kinds: text and reasoning (parts), usage (usage), tool-call (id, name,
+arguments, output, isError, error), subagent (label, prompt, child: a list of
+actions), model-error (failure), max-tokens, refuse (message; alone in its
+turn), pause (duration, as "1.5s"), ask (method, params: a request to the
+client), event (type, data). The Go documentation of sdktest.Script says
+what each does and what each member holds. A prompt past the last turn is
+answered with a -32603 error.
+
+  dshrpc run --runtime "dshrpc serve-script turns.json" "say hi"
+
+Exit status: 0 served until a shutdown request, the end of the client's
+input, SIGINT or SIGTERM; 2 usage error; 3 the script cannot be read (the
+error names the turn and action, as turns[1][2]) or served.
+`
+
+func scriptCmd(e *env, args []string) int {
+	fs := newFlagSet("serve-script")
+	pos, code, err := parseArgs(e, "serve-script", scriptUsage, fs, args, true)
+	if err != nil {
+		return code
+	}
+	switch {
+	case len(pos) == 0:
+		return usageError(e, "serve-script", errors.New("missing FILE, the script to serve"))
+	case len(pos) > 1:
+		return usageError(e, "serve-script", fmt.Errorf("unexpected argument %q: one script is served", pos[1]))
+	case pos[0] == "-":
+		return usageError(e, "serve-script", errors.New("the script cannot be read from stdin, which is the client's: name a FILE"))
+	}
+	script, err := sdktest.LoadScript(pos[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "sdktest: "))
+		return exitRuntime
+	}
+	// SIGTERM and SIGINT end serving with 0, as the real runtime exits 0
+	// on SIGTERM.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := sdktest.Serve(ctx, script, e.stdin, e.stdout); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
+}
