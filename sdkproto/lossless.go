@@ -263,7 +263,7 @@ func decodeValidFields[T any](k *keep, r json.RawMessage, fields []field[T], v *
 // of this package (see prefixDecoder) is walked once, by its decoder,
 // rather than skipped first.
 func decodeWalk[T any](k *keep, obj []byte, fields []field[T], v *T, depth int) (end int) {
-	var buf [16]wire.Span // the first members; the others, rare, in more
+	var buf [8]wire.Span // the first members; the others, rarer, in more
 	var more []wire.Span
 	n := 0
 	w := wire.WalkSpans(obj)

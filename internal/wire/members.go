@@ -170,7 +170,7 @@ func nextMember(obj []byte, i int) (m memberSpan, next int, ok bool) {
 		return m, -1, false
 	}
 	m.keyStart, m.keyEnd = i, end
-	m.slowKey = escaped || !utf8.Valid(obj[i+1:end-1])
+	m.slowKey = escaped || !validKey(obj[i+1:end-1])
 	i = skipWS(obj, end)
 	if i >= n || obj[i] != ':' {
 		return m, -1, false

@@ -64,6 +64,12 @@ func (s Span) HasKey(obj []byte, key string) bool {
 	if s.key&slowKey == 0 {
 		return string(obj[s.key:s.keyEnd]) == key
 	}
+	return s.hasSlowKey(obj, key)
+}
+
+// hasSlowKey is HasKey for a key that must be decoded, out of line so that
+// HasKey is inlined.
+func (s Span) hasSlowKey(obj []byte, key string) bool {
 	var buf [64]byte
 	return string(s.Key(obj, buf[:0])) == key
 }
@@ -162,7 +168,7 @@ func (w *SpanWalker) Next() (s Span, ok bool) {
 		w.next = -1
 		return Span{}, false
 	}
-	m := memberSpan{keyStart: i, keyEnd: end, slowKey: escaped || !utf8.Valid(obj[i+1:end-1])}
+	m := memberSpan{keyStart: i, keyEnd: end, slowKey: escaped || !validKey(obj[i+1:end-1])}
 	if i = skipWS(obj, end); i >= len(obj) || obj[i] != ':' {
 		w.next = -1
 		return Span{}, false
@@ -202,3 +208,13 @@ func (w *SpanWalker) Done(s Span, end int) (Span, bool) {
 // last member is done (or the object was empty), or 0 when it is not
 // known.
 func (w *SpanWalker) End() int { return w.end }
+
+// validKey is utf8.Valid for a key, which is most often short and ASCII.
+func validKey(k []byte) bool {
+	for _, c := range k {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(k)
+		}
+	}
+	return true
+}
