@@ -139,7 +139,9 @@ func int64s(r json.RawMessage) (s []int64, ok bool) {
 	if kindOf(r) != kindArray {
 		return nil, false
 	}
-	s, ok = []int64{}, true
+	n := 0 // counted first, so that the slice is allocated once
+	wire.Elements(r, func([]byte) bool { n++; return true })
+	s, ok = make([]int64, 0, n), true
 	wire.Elements(r, func(e []byte) bool {
 		var n int64
 		switch kindOf(e) {

@@ -760,9 +760,35 @@ func memberString(r json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if s, ok := wire.StringContent(tok); ok && utf8.Valid(s) {
-		return string(s), true
+		return internString(s), true
 	}
 	return string(wire.AppendUnquoteUTF8(nil, tok)), true
+}
+
+// interned are the strings the protocol repeats in every other payload
+// (event and chunk types, surface operations, roles, the root session's
+// id), which decoding then takes from here rather than allocating them.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"append", "replace", "main", "user", "assistant", "text", "model"} {
+		m[s] = s
+	}
+	for _, t := range knownEventTypes {
+		m[string(t)] = string(t)
+	}
+	for _, t := range []ChunkType{ChunkBlockStart, ChunkTextDelta, ChunkReasoningDelta, ChunkToolCallDelta, ChunkBlockEnd, ChunkUsage, ChunkFinish} {
+		m[string(t)] = string(t)
+	}
+	return m
+}()
+
+// internString returns the string of b, interned when it is one of the
+// interned strings.
+func internString(b []byte) string {
+	if s, ok := interned[string(b)]; ok { // a lookup that allocates nothing
+		return s
+	}
+	return string(b)
 }
 
 // memberStringAsIs is memberString ("" unless r is a string), reporting
@@ -779,7 +805,7 @@ func memberStringAsIs(r json.RawMessage) (s string, canonical bool) {
 				}
 			}
 			if ascii || utf8.Valid(c) && !bytes.Contains(c, []byte("\u2028")) && !bytes.Contains(c, []byte("\u2029")) {
-				return string(c), true
+				return internString(c), true
 			}
 		}
 	}
