@@ -367,7 +367,7 @@ func (t *Turn) decodeAction(o object, j int) error {
 		var child *Turn
 		get("label", &label, "a string")
 		get("prompt", &prompt, "a string")
-		if raw, ok := o.members["child"]; ok && err == nil {
+		if raw, ok := o.members["child"]; ok && err == nil && string(raw) != "null" {
 			child, err = decodeTurn(o.at+".child", raw)
 		}
 		if err == nil {

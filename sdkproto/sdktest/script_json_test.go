@@ -126,6 +126,7 @@ func TestScriptJSONByHand(t *testing.T) {
 	      {"kind": "pause", "duration": "2m30s"},
 	      {"kind": "text", "parts": null},
 	      {"kind": "subagent", "label": "l", "prompt": "p", "child": []},
+	      {"kind": "subagent", "child": null},
 	      {"kind": "max-tokens"}
 	    ]
 	  ]
@@ -145,6 +146,7 @@ func TestScriptJSONByHand(t *testing.T) {
 		Pause(150*time.Second).
 		Text().
 		Subagent("l", "p", NewTurn()).
+		Subagent("", "", nil).
 		MaxTokens(),
 	}})
 }
