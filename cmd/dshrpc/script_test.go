@@ -10,16 +10,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// scriptPath returns the absolute path of a script of testdata/scripts.
+// scriptPath returns the absolute path of a script of testdata/scripts,
+// at the root of the repository, beside the transcripts they imitate.
 func scriptPath(t *testing.T, name string) string {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("testdata", "scripts", name+".json"))
+	path, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scripts", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +33,9 @@ func scriptPath(t *testing.T, name string) string {
 // dshrpc run renders the turn that serve-script plays as it renders the
 // recorded one that serve-replay plays, and exits alike; with --json it
 // prints the same notifications, once what a new run does not keep is
-// set aside (see comparable).
+// set aside (see comparable). Every script of the directory is run.
 func TestServeScriptImitatesRecordings(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		name      string
 		maxTokens string
 		code      int
@@ -46,7 +48,24 @@ func TestServeScriptImitatesRecordings(t *testing.T) {
 		{"subagent", "4096", exitOK, "  hi from the child"},
 		{"max-tokens", "16", exitFailed, "── turn max-tokens"},
 		{"model-error", "4096", exitFailed, "── turn error: fake model rejects this request (INVALID_REQUEST)"},
-	} {
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "scripts", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inDir, inTable []string
+	for _, f := range files {
+		inDir = append(inDir, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	for _, c := range cases {
+		inTable = append(inTable, c.name)
+	}
+	slices.Sort(inDir)
+	slices.Sort(inTable)
+	if !slices.Equal(inDir, inTable) {
+		t.Errorf("testdata/scripts holds %q; the cases run %q", inDir, inTable)
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			recorded, rec := recording(t, c.name)

@@ -19,35 +19,43 @@ import (
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
-// The recorded real turns that a scripted turn imitates: the prompt the
-// recording sent on session main, and the script of the same turn.
-var imitations = []struct {
-	file   string
-	prompt string
-	turn   *sdktest.Turn
-}{
-	{"text-turn", "say hi", sdktest.NewTurn().Text("hello fr", "om the f", "ake model")},
-	{"reasoning-turn", "think first", sdktest.NewTurn().
-		Reasoning("let me ", "think a", "bout it").
-		Text("the", " an", "swer").
-		Usage(sdkproto.TokenUsage{InputTokens: 20, OutputTokens: 9, ReasoningTokens: ptr(int64(5))})},
-	{"tool-call", "run echo hi", sdktest.NewTurn().
-		ToolCall(sdktest.ToolCall{Name: "bash", Arguments: `{"command":"echo hi","description":"print hi"}`, Output: "hi\n"}).
-		Text("the com", "mand pr", "inted hi")},
-	{"tool-call-invalid-args", "run echo hi", sdktest.NewTurn().
-		ToolCall(sdktest.ToolCall{Name: "bash", Arguments: `{"command":"echo hi"}`,
-			Output:  `Error: invalid arguments: missing required property "description"`,
-			IsError: true, Error: &sdkproto.ToolError{Name: "ToolArgsError", Code: "INVALID_ARGS"}}).
-		Text("the com", "mand pr", "inted hi")},
-	{"subagent", "delegate a greeting", sdktest.NewTurn().
-		Subagent("say hi", "Reply with the word hi.", sdktest.NewTurn().Text("hi fr", "om the", " child")).
-		Text("the c", "hild s", "aid hi")},
-	{"model-error", "this will fail", sdktest.NewTurn().
-		ModelError(sdkproto.LLMFailure{Message: "fake model rejects this request", Code: "INVALID_REQUEST", Status: ptr(400)})},
-	{"max-tokens", "write a long essay", sdktest.NewTurn().Text("this a", "nswer ", "is cut").MaxTokens()},
-}
+// The scripts of testdata/scripts imitate the recorded real turns of
+// testdata/transcripts, each the one of the same name: one turn a script,
+// played for the prompt that the recording sent. They are the one copy of
+// the imitations, which cmd/dshrpc serves with dshrpc serve-script too.
+var (
+	scriptsDir     = filepath.Join("..", "..", "testdata", "scripts")
+	transcriptsDir = filepath.Join("..", "..", "testdata", "transcripts")
+)
 
-func ptr[T any](v T) *T { return &v }
+// An imitation written with the builders: MarshalJSON writes it as its
+// file reads, so the Go and the JSON forms of a turn cannot drift apart.
+var invalidArgs = sdktest.NewTurn().
+	ToolCall(sdktest.ToolCall{Name: "bash", Arguments: `{"command":"echo hi"}`,
+		Output:  `Error: invalid arguments: missing required property "description"`,
+		IsError: true, Error: &sdkproto.ToolError{Name: "ToolArgsError", Code: "INVALID_ARGS"}}).
+	Text("the com", "mand pr", "inted hi")
+
+// The builders' imitation of tool-call-invalid-args is the script of its
+// file: both marshal to the same bytes (the file's arguments, an object,
+// read as their compact text, as the builder takes them).
+func TestScriptFileIsTheBuilders(t *testing.T) {
+	want, err := sdktest.Script{Turns: []*sdktest.Turn{invalidArgs}}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := sdktest.LoadScript(filepath.Join(scriptsDir, "tool-call-invalid-args.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := file.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("testdata/scripts/tool-call-invalid-args.json marshals to\n%s\nthe builders' imitation to\n%s", got, want)
+	}
+}
 
 // A scripted turn and the recorded real turn it imitates are alike: the
 // transcript checker accepts both without a finding and counts the same
@@ -55,17 +63,32 @@ func ptr[T any](v T) *T { return &v }
 // event types and seqs, chunks, statuses, reasons); and Client.Run
 // returns results of the same shape from both.
 func TestScriptedTurnsImitateRecordings(t *testing.T) {
-	for _, im := range imitations {
-		t.Run(im.file, func(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scriptsDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no script in %s", scriptsDir)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join("..", "..", "testdata", "transcripts", im.file+".ndjson")
-			recorded := readRecording(t, path)
+			script, err := sdktest.LoadScript(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(script.Turns) != 1 {
+				t.Fatalf("%s: %d turns, want the one it imitates", file, len(script.Turns))
+			}
+			recorded := readRecording(t, filepath.Join(transcriptsDir, name+".ndjson"))
+			prompt := recordedPrompt(t, recorded)
 			wantCounts := checkFrames(t, "recorded", recorded)
-			wantRun := replayRun(t, recorded, im.prompt)
+			wantRun := replayRun(t, recorded, prompt)
 
-			rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{im.turn}})
+			rt := sdktest.NewRuntime(t, script)
 			c := rt.Client()
-			res, err := c.Run(t.Context(), "main", sdkproto.TextBlock(im.prompt))
+			res, err := c.Run(t.Context(), "main", sdkproto.TextBlock(prompt))
 			if err != nil {
 				t.Fatalf("scripted Run: %v", err)
 			}
@@ -82,6 +105,31 @@ func TestScriptedTurnsImitateRecordings(t *testing.T) {
 			diffLines(t, "Run result", runShape(wantRun), runShape(res))
 		})
 	}
+}
+
+// recordedPrompt returns the text of the one session/prompt that a
+// recording sent, on session main.
+func recordedPrompt(t *testing.T, frames []sdktest.Frame) string {
+	t.Helper()
+	var prompts []sdkproto.SessionPromptParams
+	for _, f := range frames {
+		var req struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if f.Dir != sdktest.ClientToRuntime || json.Unmarshal(f.Line, &req) != nil || req.Method != sdkproto.SessionPrompt.Name() {
+			continue
+		}
+		var p sdkproto.SessionPromptParams
+		if err := p.UnmarshalJSON(req.Params); err != nil {
+			t.Fatalf("the recorded prompt: %v", err)
+		}
+		prompts = append(prompts, p)
+	}
+	if len(prompts) != 1 || prompts[0].SessionID != "main" {
+		t.Fatalf("the recording sent %d prompts (%+v), want one on session main", len(prompts), prompts)
+	}
+	return sdkproto.FinalText(prompts[0].ContentBlocks)
 }
 
 // readRecording reads a transcript of testdata/transcripts.
