@@ -121,6 +121,33 @@ func BenchmarkSessionEventDecode(b *testing.B) {
 	benchClient(b, false)
 }
 
+// BenchmarkNotificationSessionEvent is the decode proper: the Client's
+// Notification of the frame, as its handler of unknown notifications
+// received the params from rpc, decoded (Notification.SessionEvent). The
+// frame's reading before it (BenchmarkSessionEventDecode has it too) is
+// what any notification costs, decoded or not.
+func BenchmarkNotificationSessionEvent(b *testing.B) {
+	for _, f := range benchFrames(b) {
+		b.Run(f.name, func(b *testing.B) {
+			var s wire.Scanner
+			var env wire.Envelope
+			if _, _, err := s.Scan(f.frame, &env); err != nil {
+				b.Fatal(err)
+			}
+			n := sdkproto.Received(sdkproto.SessionEvent.Name(), append(json.RawMessage(nil), env.Params.Raw...))
+			b.SetBytes(int64(len(f.frame)))
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				p, err := n.SessionEvent()
+				if err != nil || p.Event.Type == "" {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkSessionEventRun is BenchmarkSessionEventDecode with the rest of
 // what Run does with the event: the session read by the session tree's
 // filter and by Run, and the event checked as the TypeScript run() checks

@@ -302,6 +302,14 @@ func decodeWalk[T any](k *keep, obj []byte, fields []field[T], v *T, depth int) 
 
 // fieldOf returns the field of member m of obj, or nil.
 func fieldOf[T any](obj []byte, m wire.Span, fields []field[T]) *field[T] {
+	if key, plain := m.PlainKey(obj); plain {
+		for i := range fields {
+			if fields[i].key == string(key) {
+				return &fields[i]
+			}
+		}
+		return nil
+	}
 	for i := range fields {
 		if m.HasKey(obj, fields[i].key) {
 			return &fields[i]
@@ -767,26 +775,36 @@ func memberString(r json.RawMessage) (string, bool) {
 
 // interned are the strings the protocol repeats in every other payload
 // (event and chunk types, surface operations, roles, the root session's
-// id), which decoding then takes from here rather than allocating them.
-var interned = func() map[string]string {
-	m := map[string]string{}
+// id), which decoding then takes from here rather than allocating them;
+// by length, so that a lookup compares a string with the few of its
+// length (cheaper than hashing it).
+var interned = func() (byLen [32][]string) {
+	add := func(s string) {
+		if len(s) < len(byLen) {
+			byLen[len(s)] = append(byLen[len(s)], s)
+		}
+	}
 	for _, s := range []string{"append", "replace", "main", "user", "assistant", "text", "model"} {
-		m[s] = s
+		add(s)
 	}
 	for _, t := range knownEventTypes {
-		m[string(t)] = string(t)
+		add(string(t))
 	}
 	for _, t := range []ChunkType{ChunkBlockStart, ChunkTextDelta, ChunkReasoningDelta, ChunkToolCallDelta, ChunkBlockEnd, ChunkUsage, ChunkFinish} {
-		m[string(t)] = string(t)
+		add(string(t))
 	}
-	return m
+	return byLen
 }()
 
 // internString returns the string of b, interned when it is one of the
 // interned strings.
 func internString(b []byte) string {
-	if s, ok := interned[string(b)]; ok { // a lookup that allocates nothing
-		return s
+	if len(b) < len(interned) {
+		for _, s := range interned[len(b)] {
+			if string(b) == s {
+				return s
+			}
+		}
 	}
 	return string(b)
 }

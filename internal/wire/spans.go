@@ -58,6 +58,13 @@ func (s Span) Key(obj, buf []byte) []byte {
 	return AppendUnquoteUTF8(buf[:0], raw)
 }
 
+// PlainKey returns the member's key as written in obj, and whether that is
+// the key itself (written without escapes, in valid UTF-8: almost always),
+// so that a reader comparing it with many names pays for no call each.
+func (s Span) PlainKey(obj []byte) (key []byte, plain bool) {
+	return obj[s.key&^slowKey : s.keyEnd], s.key&slowKey == 0
+}
+
 // HasKey reports whether the member's key, unescaped, is key. It
 // allocates nothing unless an escaped key is longer than 64 bytes.
 func (s Span) HasKey(obj []byte, key string) bool {
@@ -129,32 +136,40 @@ func ScanFillSpans(dst []Span, data []byte) (n int, top Kind, depth int, err err
 // may be followed by other bytes, which are not read: End reports where
 // it ended.
 type SpanWalker struct {
-	obj  []byte
-	next int // offset of the next member, -1 when no member is left
-	end  int // offset just past the closing brace, once known
+	obj     []byte
+	next    int  // offset of the next member, -1 when no member is left
+	end     int  // offset just past the closing brace, once known
+	started bool // the opening brace was found (by the first Next)
 }
 
 // WalkSpans returns a SpanWalker of the object at the start of obj (white
 // space before it allowed), which must be valid; obj, whatever follows the
 // object in it, must be no larger than MaxSpanned bytes.
-func WalkSpans(obj []byte) SpanWalker {
-	w := SpanWalker{obj: obj, next: -1}
+func WalkSpans(obj []byte) SpanWalker { return SpanWalker{obj: obj} }
+
+// start finds the first member, past the opening brace: the work of
+// WalkSpans, left to the first Next so that WalkSpans is inlined.
+func (w *SpanWalker) start() {
+	w.started, w.next = true, -1
+	obj := w.obj
 	i := skipWS(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return w
+		return
 	}
 	if j := skipWS(obj, i+1); j < len(obj) && obj[j] == '}' {
 		w.end = j + 1
-		return w
+		return
 	}
 	w.next = i + 1
-	return w
 }
 
 // Next returns the span of the next member, its end not yet known (the
 // value lies from ValueStart on), or false when the object has no member
 // left.
 func (w *SpanWalker) Next() (s Span, ok bool) {
+	if !w.started {
+		w.start()
+	}
 	if w.next < 0 {
 		return Span{}, false
 	}
@@ -204,9 +219,8 @@ func (w *SpanWalker) Done(s Span, end int) (Span, bool) {
 	return s, true
 }
 
-// End returns the offset just past the object's closing brace once the
-// last member is done (or the object was empty), or 0 when it is not
-// known.
+// End returns the offset just past the object's closing brace once Next
+// has found no member left, or 0 when it is not known.
 func (w *SpanWalker) End() int { return w.end }
 
 // validKey is utf8.Valid for a key, which is most often short and ASCII.

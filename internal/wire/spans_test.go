@@ -21,6 +21,9 @@ func checkSpans(t *testing.T, data []byte, ms []Member, valid bool) {
 			if k, v := s.Key(obj, nil), s.Value(obj); !bytes.Equal(k, ms[i].Key) || !bytes.Equal(v, ms[i].Value) {
 				t.Fatalf("%s: span %d is %q=%q, member %q=%q", how, i, k, v, ms[i].Key, ms[i].Value)
 			}
+			if k, plain := s.PlainKey(obj); plain && !bytes.Equal(k, ms[i].Key) {
+				t.Fatalf("%s: span %d: plain key %q, member %q", how, i, k, ms[i].Key)
+			}
 			if !s.HasKey(obj, string(ms[i].Key)) || s.HasKey(obj, string(ms[i].Key)+"x") {
 				t.Fatalf("%s: span %d: HasKey wrong for %q", how, i, ms[i].Key)
 			}
