@@ -110,6 +110,34 @@ func BenchmarkSessionEventDecodeGoJSON(b *testing.B) {
 	}
 }
 
+// BenchmarkSessionEventDecodeGoJSONRPC is what a JSON-RPC client built on
+// go-json pays for the same frame: the envelope decoded with its params
+// raw (as a connection must, to route the frame before it knows the
+// params' type), then the params decoded into a plain struct.
+func BenchmarkSessionEventDecodeGoJSONRPC(b *testing.B) {
+	for _, f := range benchFrames(b) {
+		b.Run(f.name, func(b *testing.B) {
+			b.SetBytes(int64(len(f.frame)))
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				var env struct {
+					JSONRPC string          `json:"jsonrpc"`
+					Method  string          `json:"method"`
+					Params  json.RawMessage `json:"params"`
+				}
+				if err := gojson.Unmarshal(f.frame, &env); err != nil {
+					b.Fatal(err)
+				}
+				var p plainFrame
+				if err := gojson.Unmarshal(env.Params, &p.Params); err != nil || p.Params.Event.Type == "" {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkSessionEventDecode is a Client's decode of the frame, step by
 // step as rpc's reader and the Client take it: the frame scanned with its
 // params guessed to end it (wire.Scanner.ParamsToEnd), the params then
