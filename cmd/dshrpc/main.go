@@ -10,11 +10,12 @@
 //	dshrpc serve-script FILE         scripted turns (JSON) served as a runtime on stdin/stdout
 //
 // Exit status: 0 success; 1 the turn did not complete (run), problems
-// were found (check) or the client departed from the recording
-// (serve-replay); 2 usage error (bad flags or arguments, an unreadable or
-// unsupported image); 3 the runtime failed (missing binary, died, refused
-// a request, broke the protocol), a transcript could not be read (check,
-// serve-replay) or a script (serve-script); 130 interrupted by Ctrl-C.
+// were found (check), the client departed from the recording
+// (serve-replay) or a prompt came past the script (serve-script); 2 usage
+// error (bad flags or arguments, an unreadable or unsupported image); 3
+// the runtime failed (missing binary, died, refused a request, broke the
+// protocol), a transcript could not be read (check, serve-replay) or a
+// script (serve-script); 130 interrupted by Ctrl-C.
 // tap exits with its child's status.
 package main
 
@@ -31,7 +32,7 @@ import (
 // Exit statuses, documented in the package comment and in usage.
 const (
 	exitOK          = 0
-	exitFailed      = 1 // turn did not complete; check found problems; the client departed (serve-replay)
+	exitFailed      = 1 // turn did not complete; check found problems; the client departed (serve-replay); a prompt past the script (serve-script)
 	exitUsage       = 2
 	exitRuntime     = 3 // the runtime failed; check could not read a file; serve-script its script
 	exitInterrupted = 130
@@ -58,7 +59,8 @@ Run 'dshrpc COMMAND -h' for the flags of a command.
 Exit status:
   0    success
   1    the turn did not complete (run), problems found (check), the client
-       departed from the recording (serve-replay)
+       departed from the recording (serve-replay), a prompt came past the
+       script (serve-script)
   2    usage error: bad flags or arguments, unreadable or unsupported image
   3    runtime failure: missing binary, runtime died, request refused, protocol error;
        a transcript that cannot be read (check, serve-replay), a script (serve-script)

@@ -36,13 +36,16 @@ actions), model-error (failure), max-tokens, refuse (message; alone in its
 turn), pause (duration, as "1.5s"), ask (method, params: a request to the
 client), event (type, data). The Go documentation of sdktest.Script says
 what each does and what each member holds. A prompt past the last turn is
-answered with a -32603 error.
+answered with a -32603 error, and once serving ends serve-script says which
+came first (its number, from 0, and its session) and exits 1.
 
   dshrpc run --runtime "dshrpc serve-script turns.json" "say hi"
 
 Exit status: 0 served until a shutdown request, the end of the client's
-input, SIGINT or SIGTERM; 2 usage error; 3 the script cannot be read (the
-error names the turn and action, as turns[1][2]) or served.
+input, SIGINT or SIGTERM; 1 the same, but a prompt came past the script (the
+error names it: "no turn scripted for prompt 2 (session main), past the
+script's 2 turns"); 2 usage error; 3 the script cannot be read (the error
+names the turn and action, as turns[1][2]) or served.
 `
 
 func scriptCmd(e *env, args []string) int {
@@ -65,10 +68,15 @@ func scriptCmd(e *env, args []string) int {
 		return exitRuntime
 	}
 	// SIGTERM and SIGINT end serving with 0, as the real runtime exits 0
-	// on SIGTERM.
+	// on SIGTERM; Serve reports a prompt past the script then too.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := sdktest.Serve(ctx, script, e.stdin, e.stdout); err != nil && !errors.Is(err, context.Canceled) {
+	err = sdktest.Serve(ctx, script, e.stdin, e.stdout)
+	switch {
+	case errors.Is(err, sdktest.ErrPastScript):
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "sdktest: "))
+		return exitFailed
+	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintf(e.stderr, "dshrpc serve-script: %v\n", err)
 		return exitRuntime
 	}

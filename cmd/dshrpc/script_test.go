@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -174,61 +175,107 @@ func comparable(t *testing.T, out string, isJSON bool) []string {
 }
 
 // TestServeScriptOnStdio: serve-script answers a client on its stdin and
-// stdout, a prompt past the script with -32603, and exits 0 at the end
-// of its input.
+// stdout and exits at the end of its input: 0 when every prompt had its
+// turn; when prompts came past the script, it answers each with -32603
+// and exits 1, naming the first on stderr.
 func TestServeScriptOnStdio(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "none.json")
-	if err := os.WriteFile(script, []byte(`{"turns": []}`), 0o644); err != nil {
-		t.Fatal(err)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/srv","provider":"p","model":"m"}}` + "\n"
+	prompt := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"hi"}]}}`+"\n", id)
 	}
-	r := dshrpc(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/srv","provider":"p","model":"m"}}`+"\n"+
-		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"hi"}]}}`+"\n",
-		"serve-script", script)
-	r.wantCode(t, exitOK)
-	wantContains(t, "stdout", r.stdout, `{"jsonrpc":"2.0","id":1,"result":{"serverInfo":`,
-		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"sdktest: no turn scripted for prompt 0 (session main)"}}`)
-	if r.stderr != "" {
-		t.Errorf("stderr: %s", r.stderr)
+	for _, c := range []struct {
+		name, script, input string
+		code                int
+		stdout              []string
+		stderr              string
+	}{
+		{"served", `{"turns": [[{"kind": "text", "parts": ["hello"]}]]}`, initialize + prompt(2), exitOK,
+			[]string{`{"jsonrpc":"2.0","id":2,"result":{"messageId":`}, ""},
+		// Prompts sent at once are numbered in the order they are served:
+		// either of the two is prompt 0.
+		{"past", `{"turns": []}`, initialize + prompt(2) + prompt(3), exitFailed,
+			[]string{
+				`"error":{"code":-32603,"message":"sdktest: no turn scripted for prompt 0 (session main), past the script's 0 turns"}}`,
+				`"error":{"code":-32603,"message":"sdktest: no turn scripted for prompt 1 (session main), past the script's 0 turns"}}`,
+			},
+			"dshrpc serve-script: no turn scripted for prompt 0 (session main), past the script's 0 turns (and 1 more prompt after it)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			script := filepath.Join(t.TempDir(), c.name+".json")
+			if err := os.WriteFile(script, []byte(c.script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := dshrpc(t, c.input, "serve-script", script)
+			r.wantCode(t, c.code)
+			wantContains(t, "stdout", r.stdout, append([]string{`{"jsonrpc":"2.0","id":1,"result":{"serverInfo":`}, c.stdout...)...)
+			if r.stderr != c.stderr {
+				t.Errorf("stderr:\n%s\nwant\n%s", r.stderr, c.stderr)
+			}
+		})
 	}
 }
 
 // TestServeScriptSIGTERM: SIGTERM in the middle of a turn ends
-// serve-script with 0, as it ends the real runtime.
+// serve-script with 0, as it ends the real runtime; with 1 when a prompt
+// came past the script before it, which serve-script names.
 func TestServeScriptSIGTERM(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "long.json")
-	if err := os.WriteFile(script, []byte(`{"turns": [[{"kind": "text", "parts": ["before"]}, {"kind": "pause", "duration": "1h"}]]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve-script", script)
-	// The input is held open (Wait closes it): its end would end serving
-	// before SIGTERM does.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/srv","provider":"p","model":"m"}}`+"\n"+
-		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"hi"}]}}`+"\n")
-	readUntil(t, stdout, `"text":"before"`, testTimeout) // the turn is in its pause
-	cmd.Process.Signal(syscall.SIGTERM)
-	new(bytes.Buffer).ReadFrom(stdout)
-	err = cmd.Wait()
-	if ctx.Err() != nil {
-		t.Fatalf("serve-script did not exit within %s of its start, SIGTERM included; stderr:\n%s", testTimeout, stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("exit: %v, want status 0; stderr:\n%s", err, stderr.String())
+	for _, c := range []struct {
+		name   string
+		past   bool // a second prompt, past the script, before SIGTERM
+		code   int
+		stderr string
+	}{
+		{"mid-turn", false, exitOK, ""},
+		{"past the script", true, exitFailed, "dshrpc serve-script: no turn scripted for prompt 1 (session s2), past the script's 1 turn\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			script := filepath.Join(t.TempDir(), "long.json")
+			if err := os.WriteFile(script, []byte(`{"turns": [[{"kind": "text", "parts": ["before"]}, {"kind": "pause", "duration": "1h"}]]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "serve-script", script)
+			// The input is held open (Wait closes it): its end would end
+			// serving before SIGTERM does.
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.WaitDelay = 5 * time.Second
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/srv","provider":"p","model":"m"}}`+"\n"+
+				`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"main","contentBlocks":[{"type":"text","text":"hi"}]}}`+"\n")
+			readUntil(t, stdout, `"text":"before"`, testTimeout) // the turn is in its pause
+			if c.past {
+				io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s2","contentBlocks":[{"type":"text","text":"more"}]}}`+"\n")
+				readUntil(t, stdout, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"sdktest: no turn scripted for prompt 1 (session s2), past the script's 1 turn"}}`, testTimeout)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			new(bytes.Buffer).ReadFrom(stdout)
+			err = cmd.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("serve-script did not exit within %s of its start, SIGTERM included; stderr:\n%s", testTimeout, stderr.String())
+			}
+			code := 0
+			var exitErr *exec.ExitError
+			if errors.As(err, &exitErr) {
+				code = exitErr.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != c.code || stderr.String() != c.stderr {
+				t.Fatalf("exit status %d, stderr:\n%s\nwant %d, stderr:\n%s", code, stderr.String(), c.code, c.stderr)
+			}
+		})
 	}
 }
 

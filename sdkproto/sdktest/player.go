@@ -19,8 +19,9 @@ import (
 // runtime and the real one do. What a turn emits is in turn.go.
 type player struct {
 	script Script
-	// unscripted, when set, hears of a prompt that no turn was scripted for.
-	unscripted func(p Prompt)
+	// unscripted, when set, hears of a prompt that no turn was scripted
+	// for, with its error (pastScript).
+	unscripted func(p Prompt, err error)
 
 	ctx    context.Context // ends at Shutdown
 	cancel context.CancelFunc
@@ -33,6 +34,7 @@ type player struct {
 	closed   bool // Shutdown began: no agent starts any more
 	prompts  int  // received so far
 	sessions map[string]*session
+	past     []Prompt // the prompts that came past the script
 }
 
 var _ sdkproto.Runtime = (*player)(nil)
@@ -43,19 +45,77 @@ func newPlayer(s Script) *player {
 	return p
 }
 
+// ErrPastScript is the error of a prompt that the script has no turn
+// for: one past Script.Turns, when the Script has no Reply or its Reply
+// returned nil. The error of such a prompt wraps it and names the prompt,
+// by its Prompt.N (from 0) and its session, and the script's number of
+// turns: "sdktest: no turn scripted for prompt 2 (session main), past the
+// script's 2 turns". The runtime answers the prompt with -32603 and that
+// message; Serve returns the error once serving has ended, and NewRuntime
+// fails the test with it.
+var ErrPastScript = errors.New("sdktest: no turn scripted")
+
 // Serve serves the script on r and w with an sdkproto.Server, as
 // demo.Serve serves the demo runtime, and returns as
 // sdkproto.Server.Serve does: after a shutdown request, at the end of r,
 // or when ctx ends. A prompt that the script has no turn for is answered
-// with -32603 "sdktest: no turn scripted for prompt N (session S)". It
-// returns an error at once when a Turn of s was misused. NewRuntime is
-// Serve with the frames recorded and a Client connected; Serve is for
-// examples and programs that need a scripted runtime outside a test.
+// with -32603 and the message of its error (see ErrPastScript); when one
+// came, and serving ended without a failure of its own (ended by a
+// shutdown request, the end of r or ctx), Serve returns the error of the
+// first such prompt, which wraps ErrPastScript and says how many more
+// came. It returns an error at once when a Turn of s was misused.
+// NewRuntime is Serve with the frames recorded and a Client connected;
+// Serve is for examples and programs that need a scripted runtime
+// outside a test.
 func Serve(ctx context.Context, s Script, r io.Reader, w io.Writer) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return sdkproto.NewServer(newPlayer(s), nil).Serve(ctx, r, w)
+	p := newPlayer(s)
+	err := sdkproto.NewServer(p, nil).Serve(ctx, r, w)
+	if past := p.pastErr(); past != nil && (err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		return past
+	}
+	return err
+}
+
+// pastScript returns the error of prompt pr, which no turn was scripted
+// for (see ErrPastScript).
+func (p *player) pastScript(pr Prompt) error {
+	turns := "turns"
+	if len(p.script.Turns) == 1 {
+		turns = "turn"
+	}
+	var reply string
+	if p.script.Reply != nil {
+		reply = ", and Reply returned nil"
+	}
+	return fmt.Errorf("%w for prompt %d (session %s), past the script's %d %s%s", ErrPastScript, pr.N, pr.SessionID, len(p.script.Turns), turns, reply)
+}
+
+// pastErr returns the error of the first prompt that came past the
+// script (the least N: prompts are served concurrently), saying how many
+// more did; nil when none did.
+func (p *player) pastErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.past) == 0 {
+		return nil
+	}
+	first := p.past[0]
+	for _, pr := range p.past[1:] {
+		if pr.N < first.N {
+			first = pr
+		}
+	}
+	err := p.pastScript(first)
+	switch more := len(p.past) - 1; {
+	case more == 1:
+		err = fmt.Errorf("%w (and 1 more prompt after it)", err)
+	case more > 1:
+		err = fmt.Errorf("%w (and %d more prompts after it)", err, more)
+	}
+	return err
 }
 
 // session is one agent: its route, its inbox and its turns.
@@ -117,10 +177,14 @@ func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkpro
 	turn := p.turnFor(pr)
 	switch {
 	case turn == nil:
+		err := p.pastScript(pr)
+		p.mu.Lock()
+		p.past = append(p.past, pr)
+		p.mu.Unlock()
 		if p.unscripted != nil {
-			p.unscripted(pr)
+			p.unscripted(pr, err)
 		}
-		return sdkproto.SessionPromptResult{}, fmt.Errorf("sdktest: no turn scripted for prompt %d (session %s)", n, req.SessionID)
+		return sdkproto.SessionPromptResult{}, err
 	case turn.err != nil:
 		return sdkproto.SessionPromptResult{}, turn.err
 	case len(turn.actions) > 0 && turn.actions[0].Kind == actRefuse:

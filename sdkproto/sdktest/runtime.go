@@ -63,10 +63,13 @@ type Runtime struct {
 // (the Server's, its connection's, the sessions' agents) must have exited
 // and the Client's Close must have succeeded, within MaxWait; the test
 // fails otherwise, with the stacks of every goroutine. A prompt that s
-// has no turn for fails the test too. Inside a testing/synctest bubble,
-// call NewRuntime in the bubble: the runtime's timers (Turn.Pause) then
-// run on the bubble's clock, and the bubble itself checks that no
-// goroutine outlives it.
+// has no turn for fails the test too, when it comes, with its error (see
+// ErrPastScript) and its text, when the runtime is in process (Client,
+// ClientWith); the process of Command answers it alike, with -32603, but
+// does not fail the test. Inside a testing/synctest bubble, call
+// NewRuntime in the bubble: the runtime's timers (Turn.Pause) then run on
+// the bubble's clock, and the bubble itself checks that no goroutine
+// outlives it.
 func NewRuntime(t testing.TB, s Script) *Runtime {
 	t.Helper()
 	rt := &Runtime{t: t, script: s}
@@ -123,8 +126,8 @@ func (rt *Runtime) ClientWith(opts *sdkproto.ClientOptions) *sdkproto.Client {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	p := newPlayer(rt.script)
-	p.unscripted = func(pr Prompt) {
-		rt.t.Errorf("sdktest: no turn scripted for prompt %d (session %s): %q", pr.N, pr.SessionID, pr.Text)
+	p.unscripted = func(pr Prompt, err error) {
+		rt.t.Errorf("%v: %q", err, pr.Text)
 	}
 	served := make(chan error, 1)
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -260,7 +261,7 @@ func TestMisuseFails(t *testing.T) {
 	}
 	_, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("b"))
 	var re *sdkproto.ResponseError
-	if !errors.As(err, &re) || re.Message != "sdktest: no turn scripted for prompt 1 (session main)" {
+	if !errors.As(err, &re) || re.Code != -32603 || re.Message != "sdktest: no turn scripted for prompt 1 (session main), past the script's 1 turn" {
 		t.Errorf("unscripted prompt: %v", err)
 	}
 	got := fake.failures()
@@ -269,11 +270,79 @@ func TestMisuseFails(t *testing.T) {
 		"Script.Turns[0]: sdktest: a Subagent's child turn cannot Refuse",
 		`Script.Turns[0]: sdktest: Ask("m"): the params do not encode`,
 		"sdktest: the runtime already serves its client (client)",
-		`sdktest: no turn scripted for prompt 1 (session main): "b"`,
+		`sdktest: no turn scripted for prompt 1 (session main), past the script's 1 turn: "b"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failures:\n%s\nwant %s", got, want)
 		}
+	}
+}
+
+// A prompt past the script is answered with -32603 and its error, and
+// Serve returns, once serving has ended, the error of the first such
+// prompt, wrapping ErrPastScript: after a shutdown request, and when ctx
+// ends, which does not hide it. A Reply that returns nil is said so.
+func TestServePastScript(t *testing.T) {
+	const first = "sdktest: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	for _, c := range []struct {
+		name  string
+		reply func(sdktest.Prompt) *sdktest.Turn
+		end   string // "close" or "ctx"
+		want  []string
+		serve string
+	}{
+		{"shutdown", nil, "close", []string{first, "sdktest: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
+			first + " (and 1 more prompt after it)"},
+		{"ctx", nil, "ctx", []string{first}, first},
+		{"reply", func(sdktest.Prompt) *sdktest.Turn { return nil }, "close", []string{first + ", and Reply returned nil"},
+			first + ", and Reply returned nil"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				toRuntime, clientOut := io.Pipe()
+				clientIn, fromRuntime := io.Pipe()
+				served := make(chan error, 1)
+				go func() {
+					served <- sdktest.Serve(ctx, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("one")}, Reply: c.reply},
+						toRuntime, fromRuntime)
+					fromRuntime.Close()
+					toRuntime.Close()
+				}()
+				cl := sdkproto.NewClient(clientIn, clientOut, nil)
+				defer cl.Close()
+				if _, err := cl.Initialize(t.Context(), sdktest.InitializeParams()); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := cl.Run(t.Context(), "main", sdkproto.TextBlock("a")); err != nil {
+					t.Fatal(err)
+				}
+				for i, want := range c.want {
+					session := []string{"s2", "main"}[i]
+					_, err := cl.Prompt(t.Context(), session, sdkproto.TextBlock("past"))
+					var re *sdkproto.ResponseError
+					if !errors.As(err, &re) || re.Code != -32603 || re.Message != want {
+						t.Errorf("prompt %d: %v, want -32603 %q", i+1, err, want)
+					}
+				}
+				if c.end == "ctx" {
+					cancel()
+				} else if err := cl.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				timer := time.NewTimer(sdktest.MaxWait)
+				defer timer.Stop()
+				select {
+				case err := <-served:
+					if !errors.Is(err, sdktest.ErrPastScript) || err.Error() != c.serve {
+						t.Errorf("Serve returned %v, want %q, an ErrPastScript", err, c.serve)
+					}
+				case <-timer.C:
+					t.Fatalf("Serve had not returned %v after the serving ended (%s)", sdktest.MaxWait, c.end)
+				}
+			})
+		})
 	}
 }
 
