@@ -1,12 +1,10 @@
 package sdktest_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +14,7 @@ import (
 	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/replay"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -60,8 +59,14 @@ func TestScriptFileIsTheBuilders(t *testing.T) {
 // A scripted turn and the recorded real turn it imitates are alike: the
 // transcript checker accepts both without a finding and counts the same
 // frames; the runtime sends the same notifications (methods, sessions,
-// event types and seqs, chunks, statuses, reasons); and Client.Run
-// returns results of the same shape from both.
+// event types and seqs, chunks, statuses, reasons); Client.Run returns
+// results of the same shape from both; and Client.Stream yields the same
+// notifications from both, those Run collected, and ends alike. The
+// recorded side is the recording served by sdkproto/replay, a fresh
+// replay for each call, as the scripted side is a fresh runtime.
+//
+// The subtests do not run in parallel: replay.Start checks that no
+// goroutine outlives the test, by counting the process's.
 func TestScriptedTurnsImitateRecordings(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(scriptsDir, "*.json"))
 	if err != nil {
@@ -73,84 +78,104 @@ func TestScriptedTurnsImitateRecordings(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			script, err := sdktest.LoadScript(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(script.Turns) != 1 {
-				t.Fatalf("%s: %d turns, want the one it imitates", file, len(script.Turns))
-			}
-			recorded := readRecording(t, filepath.Join(transcriptsDir, name+".ndjson"))
-			prompt := recordedPrompt(t, recorded)
-			wantCounts := checkFrames(t, "recorded", recorded)
-			wantRun := replayRun(t, recorded, prompt)
-
-			rt := sdktest.NewRuntime(t, script)
-			c := rt.Client()
-			res, err := c.Run(t.Context(), "main", sdkproto.TextBlock(prompt))
-			if err != nil {
-				t.Fatalf("scripted Run: %v", err)
-			}
-			if err := c.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			scripted := rt.Frames()
-			gotCounts := checkFrames(t, "scripted", scripted)
-			if gotCounts.Frames != wantCounts.Frames || gotCounts.Requests != wantCounts.Requests ||
-				gotCounts.Responses != wantCounts.Responses || gotCounts.Notifications != wantCounts.Notifications {
-				t.Errorf("checker counts: scripted %+v, recorded %+v", gotCounts, wantCounts)
-			}
-			diffLines(t, "notifications", notificationShapes(recorded), notificationShapes(scripted))
-			diffLines(t, "Run result", runShape(wantRun), runShape(res))
+			imitates(t, file, filepath.Join(transcriptsDir, name+".ndjson"))
 		})
 	}
 }
 
-// recordedPrompt returns the text of the one session/prompt that a
-// recording sent, on session main.
-func recordedPrompt(t *testing.T, frames []sdktest.Frame) string {
+// imitates compares the one-turn script of scriptFile with the recording
+// of recordingFile, as TestScriptedTurnsImitateRecordings describes.
+func imitates(t *testing.T, scriptFile, recordingFile string) {
 	t.Helper()
-	var prompts []sdkproto.SessionPromptParams
-	for _, f := range frames {
-		var req struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if f.Dir != sdktest.ClientToRuntime || json.Unmarshal(f.Line, &req) != nil || req.Method != sdkproto.SessionPrompt.Name() {
-			continue
-		}
-		var p sdkproto.SessionPromptParams
-		if err := p.UnmarshalJSON(req.Params); err != nil {
-			t.Fatalf("the recorded prompt: %v", err)
-		}
-		prompts = append(prompts, p)
-	}
-	if len(prompts) != 1 || prompts[0].SessionID != "main" {
-		t.Fatalf("the recording sent %d prompts (%+v), want one on session main", len(prompts), prompts)
-	}
-	return sdkproto.FinalText(prompts[0].ContentBlocks)
-}
-
-// readRecording reads a transcript of testdata/transcripts.
-func readRecording(t *testing.T, path string) []sdktest.Frame {
-	t.Helper()
-	data, err := os.ReadFile(path)
+	script, err := sdktest.LoadScript(scriptFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(script.Turns) != 1 {
+		t.Fatalf("%s: %d turns, want the one it imitates", scriptFile, len(script.Turns))
+	}
+	rec := loadRecording(t, recordingFile)
+	prompt := recordedPrompt(t, rec)
+	recorded := recordingFrames(rec)
+	wantCounts := checkFrames(t, "recorded", recorded)
+
+	// The recording first: replay.Start's leak check then counts the
+	// goroutines from before both sides, and runs after their cleanups.
+	var wantRun *sdkproto.RunResult
+	replayed(t, rec, func(ctx context.Context, c *sdkproto.Client) {
+		var err error
+		if wantRun, err = c.Run(ctx, "main", sdkproto.TextBlock(prompt)); err != nil {
+			t.Fatalf("replayed Run: %v", err)
+		}
+	})
+	var wantStream []string
+	replayed(t, rec, func(ctx context.Context, c *sdkproto.Client) {
+		wantStream = streamShape(c.Stream(ctx, "main", sdkproto.TextBlock(prompt)))
+	})
+
+	var res *sdkproto.RunResult
+	scripted := playScript(t, script, func(ctx context.Context, c *sdkproto.Client) {
+		var err error
+		if res, err = c.Run(ctx, "main", sdkproto.TextBlock(prompt)); err != nil {
+			t.Fatalf("scripted Run: %v", err)
+		}
+	})
+	var gotStream []string
+	playScript(t, script, func(ctx context.Context, c *sdkproto.Client) {
+		gotStream = streamShape(c.Stream(ctx, "main", sdkproto.TextBlock(prompt)))
+	})
+
+	gotCounts := checkFrames(t, "scripted", scripted)
+	if gotCounts.Frames != wantCounts.Frames || gotCounts.Requests != wantCounts.Requests ||
+		gotCounts.Responses != wantCounts.Responses || gotCounts.Notifications != wantCounts.Notifications {
+		t.Errorf("checker counts: scripted %+v, recorded %+v", gotCounts, wantCounts)
+	}
+	diffLines(t, "notifications", "recorded", notificationShapes(recorded), "scripted", notificationShapes(scripted))
+	diffLines(t, "Run result", "recorded", runShape(wantRun), "scripted", runShape(res))
+	diffLines(t, "Stream", "recorded", wantStream, "scripted", gotStream)
+	diffLines(t, "recorded Run and Stream", "Run", collectedShapes(wantRun), "Stream", wantStream)
+	diffLines(t, "scripted Run and Stream", "Run", collectedShapes(res), "Stream", gotStream)
+}
+
+// loadRecording loads a transcript of testdata/transcripts.
+func loadRecording(t *testing.T, path string) *replay.Recording {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := replay.Load(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rec
+}
+
+// recordingFrames returns the frames of a recording, as sdktest's.
+func recordingFrames(rec *replay.Recording) []sdktest.Frame {
 	var frames []sdktest.Frame
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var l struct {
-			Dir   sdktest.Dir `json:"dir"`
-			Frame string      `json:"frame"`
-		}
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		frames = append(frames, sdktest.Frame{Dir: l.Dir, Line: []byte(l.Frame)})
+	for _, f := range rec.Frames() {
+		frames = append(frames, sdktest.Frame{Dir: sdktest.Dir(f.Dir), Line: []byte(f.Text)})
 	}
 	return frames
+}
+
+// recordedPrompt returns the text of the one session/prompt that a
+// recording sent, on session main.
+func recordedPrompt(t *testing.T, rec *replay.Recording) string {
+	t.Helper()
+	prompts := rec.Prompts()
+	var requests int
+	for _, f := range rec.ClientFrames() {
+		if f.Method == sdkproto.SessionPrompt.Name() {
+			requests++
+		}
+	}
+	if requests != 1 || len(prompts) != 1 || prompts[0].SessionID != "main" {
+		t.Fatalf("the recording sent %d prompts (%+v), want one on session main", requests, prompts)
+	}
+	return prompts[0].Text
 }
 
 // checkFrames runs the transcript checker on frames, fails t on any
@@ -169,68 +194,74 @@ func checkFrames(t *testing.T, what string, frames []sdktest.Frame) transcript.C
 	return c.Counts()
 }
 
-// replayRun plays the runtime's side of a recording to a Client that
-// initializes, runs prompt on main and closes, and returns what Run
-// returned: the frames the runtime wrote go out as recorded (the ids of
-// responses made the client's), and each frame the client writes must be
-// a request for the method recorded at that point.
-func replayRun(t *testing.T, frames []sdktest.Frame, prompt string) *sdkproto.RunResult {
+// replayed serves rec to a new Client (replay.Start), initializes it with
+// the recorded params, hands it to use with a context bounded by
+// sdktest.MaxWait, closes it, and fails t unless the client followed the
+// recording to its end (its shutdown included).
+func replayed(t *testing.T, rec *replay.Recording, use func(context.Context, *sdkproto.Client)) {
 	t.Helper()
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
-	replayed := make(chan error, 1)
-	go func() {
-		err := replay(frames, bufio.NewReader(c2sR), s2cW)
-		s2cW.Close() // the runtime exits
-		c2sR.CloseWithError(errors.New("replay ended"))
-		replayed <- err
-	}()
-	c := sdkproto.NewClient(s2cR, c2sW, nil)
+	params, ok := rec.InitializeParams()
+	if !ok {
+		t.Fatal("the recording has no initialize to send again")
+	}
+	r := replay.Start(t, rec, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), sdktest.MaxWait)
 	defer cancel()
-	_, err := c.Initialize(ctx, sdktest.InitializeParams())
-	var res *sdkproto.RunResult
-	if err == nil {
-		res, err = c.Run(ctx, "main", sdkproto.TextBlock(prompt))
+	if _, err := r.Client.Initialize(ctx, params); err != nil {
+		t.Fatalf("replayed initialize: %v", err)
 	}
-	closeErr := c.Close()
-	if rerr := <-replayed; rerr != nil {
-		t.Fatalf("replay: %v", rerr)
+	use(ctx, r.Client)
+	if err := r.Client.Close(); err != nil {
+		t.Fatalf("replayed Close: %v", err)
 	}
-	if err != nil || closeErr != nil {
-		t.Fatalf("replayed Run: %v; Close: %v", err, closeErr)
+	if err := r.Wait(); err != nil {
+		t.Fatalf("replay: %v", err)
 	}
-	return res
 }
 
-func replay(frames []sdktest.Frame, client *bufio.Reader, out io.Writer) error {
-	ids := map[string]json.RawMessage{} // recorded id -> the client's
-	for i, f := range frames {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(f.Line, &m); err != nil {
-			return fmt.Errorf("frame %d: %v", i+1, err)
-		}
-		if f.Dir == sdktest.ClientToRuntime {
-			line, err := client.ReadBytes('\n')
-			if err != nil {
-				return fmt.Errorf("frame %d: the client wrote nothing: %v", i+1, err)
+// playScript plays script on a new sdktest runtime, hands its initialized
+// Client to use with a context bounded by sdktest.MaxWait, closes it, and
+// returns the frames that went across.
+func playScript(t *testing.T, script sdktest.Script, use func(context.Context, *sdkproto.Client)) []sdktest.Frame {
+	t.Helper()
+	rt := sdktest.NewRuntime(t, script)
+	c := rt.Client()
+	ctx, cancel := context.WithTimeout(t.Context(), sdktest.MaxWait)
+	defer cancel()
+	use(ctx, c)
+	if err := c.Close(); err != nil {
+		t.Fatalf("scripted Close: %v", err)
+	}
+	return rt.Frames()
+}
+
+// streamShape describes what a Stream yielded: each notification, as
+// runShape describes those Run collected, then its failure, if any.
+func streamShape(stream iter.Seq2[sdkproto.Notification, error]) []string {
+	roles := sessionRoles{}
+	var out []string
+	for n, err := range stream {
+		if err != nil {
+			if n.Method != "" {
+				out = append(out, "notification "+shape(roles, n))
 			}
-			var got map[string]json.RawMessage
-			if err := json.Unmarshal(line, &got); err != nil || string(got["method"]) != string(m["method"]) {
-				return fmt.Errorf("frame %d: the client wrote %s, where the recording has %s", i+1, line, f.Line)
-			}
-			ids[string(m["id"])] = got["id"]
+			out = append(out, fmt.Sprintf("failed: %v", err))
 			continue
 		}
-		if _, ok := m["method"]; !ok {
-			m["id"] = ids[string(m["id"])]
-		}
-		line, _ := json.Marshal(m)
-		if _, err := out.Write(append(line, '\n')); err != nil {
-			return fmt.Errorf("frame %d: %v", i+1, err)
-		}
+		out = append(out, "notification "+shape(roles, n))
 	}
-	return nil
+	return out
+}
+
+// collectedShapes describes the notifications a Run collected, as
+// runShape does.
+func collectedShapes(r *sdkproto.RunResult) []string {
+	roles := sessionRoles{}
+	var out []string
+	for _, n := range r.Notifications {
+		out = append(out, "notification "+shape(roles, n))
+	}
+	return out
 }
 
 // sessionRoles names sessions by role: main, then child1, child2, ... in
@@ -344,18 +375,15 @@ func eventShape(e sdkproto.Event) string {
 // notification collected.
 func runShape(r *sdkproto.RunResult) []string {
 	out := []string{fmt.Sprintf("finish %s, final %q, %d events, %d notifications", r.FinishReason, r.FinalResponse, len(r.Events), len(r.Notifications))}
-	roles := sessionRoles{}
 	for _, e := range r.Events {
 		out = append(out, "event "+eventShape(e))
 	}
-	for _, n := range r.Notifications {
-		out = append(out, "notification "+shape(roles, n))
-	}
-	return out
+	return append(out, collectedShapes(r)...)
 }
 
-// diffLines fails t at the first difference of two descriptions.
-func diffLines(t *testing.T, what string, want, got []string) {
+// diffLines fails t at the first difference of two descriptions, want
+// (of wantName) and got (of gotName).
+func diffLines(t *testing.T, what, wantName string, want []string, gotName string, got []string) {
 	t.Helper()
 	if slices.Equal(want, got) {
 		return
@@ -369,7 +397,7 @@ func diffLines(t *testing.T, what string, want, got []string) {
 			g = got[i]
 		}
 		if w != g {
-			t.Errorf("%s differ at %d of %d (recorded) and %d (scripted):\nrecorded %s\nscripted %s", what, i, len(want), len(got), w, g)
+			t.Errorf("%s differ at %d of %d (%s) and %d (%s):\n%s %s\n%s %s", what, i, len(want), wantName, len(got), gotName, wantName, w, gotName, g)
 			return
 		}
 	}
