@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,8 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-
-	"github.com/linerpc/linerpc/sdkproto"
 )
 
 // processFlag starts the test binary as a runtime: its value is the
@@ -24,6 +23,11 @@ const processFlag = "-sdktest.runtime="
 const (
 	scriptName = "script.json"
 	framesName = "frames.ndjson"
+	// errorName holds the text of the error that ended the process's
+	// serving (a prompt past the script, or a failure), written whole
+	// (renamed into place) before the process exits; the Runtime's
+	// cleanup fails the test with it.
+	errorName = "error.txt"
 )
 
 // mainCalled says that the test binary's TestMain called Main, so that
@@ -63,6 +67,14 @@ func Main(m *testing.M) {
 // cannot cross to it. The test fails when the runtime is connected
 // already, and when cmd was started and is not waited for by the end of
 // the test.
+//
+// A prompt that the script has no turn for is answered with -32603, as
+// in process, and fails the test too, as does a failure of the process's
+// serving: the process leaves its error in its directory, and the
+// Runtime's cleanup fails the test with its text once the test has ended
+// (so the process must have exited by then, as it has once the program
+// closed its client). The process still exits 0 after such a prompt, as
+// the runtime, which answered it, would.
 func (rt *Runtime) Command() *exec.Cmd {
 	rt.t.Helper()
 	switch {
@@ -75,7 +87,18 @@ func (rt *Runtime) Command() *exec.Cmd {
 	case !rt.connect("command"):
 		return nil
 	}
-	dir := rt.t.TempDir()
+	// A directory of the Runtime's own rather than t.TempDir, whose
+	// removal may be registered after the Runtime's cleanup, and so run
+	// before it: the cleanup reads the process's error there, then
+	// removes it.
+	dir, err := os.MkdirTemp("", "sdktest-runtime-")
+	if err != nil {
+		rt.t.Fatalf("sdktest: Command: %v", err)
+		return nil
+	}
+	rt.mu.Lock()
+	rt.dir = dir
+	rt.mu.Unlock()
 	frames := filepath.Join(dir, framesName)
 	exe, err := os.Executable()
 	if err == nil {
@@ -101,10 +124,14 @@ func (rt *Runtime) Command() *exec.Cmd {
 }
 
 // serveProcess serves the script of dir on the process's stdin and
-// stdout, recording the frames in dir, and returns the exit status.
+// stdout, recording the frames in dir, and returns the exit status: 0
+// once serving ended, 1 after a failure. The error of a prompt past the
+// script (which does not change the status) or of the failure is left in
+// dir (errorName) for the Runtime's cleanup.
 func serveProcess(dir string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "sdktest runtime: %v\n", err)
+		writeError(dir, err)
 		return 1
 	}
 	script, err := LoadScript(filepath.Join(dir, scriptName))
@@ -121,10 +148,14 @@ func serveProcess(dir string) int {
 	// and the process exits 0, as the real runtime does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = sdkproto.NewServer(newPlayer(script), nil).Serve(ctx,
+	// Serve, as in process, returns the error of a prompt past the
+	// script once serving has ended, by a shutdown request, the end of
+	// stdin or a signal.
+	err = Serve(ctx, script,
 		&tapReader{r: os.Stdin, t: tap{dir: ClientToRuntime, rec: rec}},
 		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}})
-	if err != nil && !errors.Is(err, context.Canceled) {
+	past := errors.Is(err, ErrPastScript)
+	if err != nil && !past && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}
 	rec.mu.Lock()
@@ -133,5 +164,37 @@ func serveProcess(dir string) int {
 	if recErr != nil {
 		return fail(fmt.Errorf("recording the frames: %w", recErr))
 	}
+	if past {
+		writeError(dir, err)
+	}
 	return 0
+}
+
+// writeError leaves the text of err in dir (errorName), whole: written
+// aside, then renamed into place. It is the process's last word, so a
+// failure to write it has nowhere to go but stderr.
+func writeError(dir string, err error) {
+	tmp := filepath.Join(dir, errorName+".tmp")
+	werr := os.WriteFile(tmp, []byte(err.Error()), 0o644)
+	if werr == nil {
+		werr = os.Rename(tmp, filepath.Join(dir, errorName))
+	}
+	if werr != nil {
+		fmt.Fprintf(os.Stderr, "sdktest runtime: leaving its error for the test: %v\n", werr)
+	}
+}
+
+// processCleanup fails the test with the error that the process of
+// Command left in dir, if any, and removes dir.
+func (rt *Runtime) processCleanup(dir string) {
+	data, err := os.ReadFile(filepath.Join(dir, errorName))
+	switch {
+	case err == nil:
+		rt.t.Errorf("sdktest: the runtime process started with Command: %s", data)
+	case !errors.Is(err, fs.ErrNotExist):
+		rt.t.Errorf("sdktest: reading the error of the runtime process started with Command: %v", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		rt.t.Errorf("sdktest: removing the directory of the runtime process started with Command: %v", err)
+	}
 }

@@ -51,6 +51,7 @@ type Runtime struct {
 	player    *player
 	served    chan error // the in-process Serve's outcome
 	cmd       *exec.Cmd
+	dir       string // the directory of the runtime's process (Command)
 	frames    string // the frames file of the runtime's process
 }
 
@@ -63,10 +64,12 @@ type Runtime struct {
 // (the Server's, its connection's, the sessions' agents) must have exited
 // and the Client's Close must have succeeded, within MaxWait; the test
 // fails otherwise, with the stacks of every goroutine. A prompt that s
-// has no turn for fails the test too, when it comes, with its error (see
-// ErrPastScript) and its text, when the runtime is in process (Client,
-// ClientWith); the process of Command answers it alike, with -32603, but
-// does not fail the test. Inside a testing/synctest bubble, call
+// has no turn for fails the test too, with its error (see ErrPastScript),
+// whether the runtime is in process or not: in process (Client,
+// ClientWith), when the prompt comes, with its text; as the process of
+// Command, which answers it alike, with -32603, once the test has ended,
+// with the error of the first such prompt (a failure of that process's
+// serving fails the test too). Inside a testing/synctest bubble, call
 // NewRuntime in the bubble: the runtime's timers (Turn.Pause) then run on
 // the bubble's clock, and the bubble itself checks that no goroutine
 // outlives it.
@@ -264,10 +267,11 @@ func (rt *Runtime) Check(t testing.TB) {
 }
 
 // cleanup closes the Client and checks that the runtime and the Client
-// stopped.
+// stopped; for Command, it reports the process's error and removes its
+// directory.
 func (rt *Runtime) cleanup() {
 	rt.mu.Lock()
-	c, p, served, cmd := rt.client, rt.player, rt.served, rt.cmd
+	c, p, served, cmd, dir := rt.client, rt.player, rt.served, rt.cmd, rt.dir
 	rt.mu.Unlock()
 	if c != nil {
 		if err := c.Close(); err != nil {
@@ -291,6 +295,9 @@ func (rt *Runtime) cleanup() {
 	}
 	if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
 		rt.t.Errorf("sdktest: the runtime process started with Command (pid %d) was not waited for: close the client that launched it", cmd.Process.Pid)
+	}
+	if dir != "" {
+		rt.processCleanup(dir)
 	}
 }
 
