@@ -96,7 +96,9 @@
 // the prompt fail; Event appends any event. Prompts to a busy session
 // queue (a receipt each, one turn after the other); sessions run
 // concurrently. Script.Reply scripts the prompts past Script.Turns by
-// their content.
+// their content. A prompt past the script (no turn, no Reply) is answered
+// with -32603 and fails the test, whether the runtime runs in process or
+// through Command; Serve returns its error (ErrPastScript).
 //
 // # Time
 //
