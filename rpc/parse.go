@@ -137,6 +137,9 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	case wire.Response:
 		m.kind = msgResponse
 	default:
+		if env.ParamsToEnd {
+			return m, true // what the guess took for params may hold a method or an id
+		}
 		return m.dropped(DropUnclassified, nil), false
 	}
 	decoder := m.entry.decoder(class)

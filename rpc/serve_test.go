@@ -506,6 +506,7 @@ func TestMembersAfterUntypedParams(t *testing.T) {
 	}
 	p.Send(`{"jsonrpc":"2.0","method":"r2","params":[true],"id":2}`)
 	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"method":"r2","params":[true]}}`)
+
 	for _, want := range []string{`n1 {"a":[1,{"b":"}"}]}`, `n2 "x"`, `n3 {"b":2}`} {
 		if got := within(t, notes, want); got != want {
 			t.Fatalf("notification %q, want %q", got, want)
@@ -517,6 +518,39 @@ func TestMembersAfterUntypedParams(t *testing.T) {
 	case n := <-notes:
 		t.Fatalf("unexpected notification %q", n)
 	default:
+	}
+}
+
+// TestMethodAfterGuessedParams: the method, or the id and the method,
+// after params, where params are guessed to end the frame (the peer's
+// frames so far ended with them): the guess leaves the frame without a
+// method, which is no verdict on it; scanned in full, it is a request or
+// a notification, for typed and unknown methods alike.
+func TestMethodAfterGuessedParams(t *testing.T) {
+	notes := make(chan string, 4)
+	reg := echoRegistry()
+	reg.HandleUnknown(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		return map[string]any{"method": method, "params": params}, nil
+	})
+	reg.HandleUnknownNotification(func(ctx context.Context, method string, params json.RawMessage) {
+		notes <- method + " " + string(params)
+	})
+	p := newPeer(t, &rpc.Options{Handler: reg})
+	for i, c := range []struct{ send, expect, note string }{
+		{`{"jsonrpc":"2.0","params":{"a":1},"id":1,"method":"r1"}`, `{"jsonrpc":"2.0","id":1,"result":{"method":"r1","params":{"a":1}}}`, ""},
+		{`{"jsonrpc":"2.0","params":{"text":"b"},"id":2,"method":"echo"}`, `{"jsonrpc":"2.0","id":2,"result":{"echo":"b"}}`, ""},
+		{`{"jsonrpc":"2.0","params":{"a":3},"method":"n3"}`, "", `n3 {"a":3}`},
+	} {
+		// A frame that ends with its params first, so that the next is
+		// guessed to end with them too.
+		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"warm%d","method":"echo","params":{"text":"w"}}`, i))
+		p.Expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":"warm%d","result":{"echo":"w"}}`, i))
+		p.Send(c.send)
+		if c.expect != "" {
+			p.Expect(c.expect)
+		} else if got := within(t, notes, c.note); got != c.note {
+			t.Fatalf("notification %q, want %q", got, c.note)
+		}
 	}
 }
 

@@ -139,9 +139,9 @@ func int64s(r json.RawMessage) (s []int64, ok bool) {
 	if kindOf(r) != kindArray {
 		return nil, false
 	}
-	// Allocated once: an array of n numbers has n-1 commas (more when
-	// other values hold some, which only wastes a little).
-	s, ok = make([]int64, 0, bytes.Count(r, []byte{','})+1), true
+	n := 0 // counted first, so that the slice is allocated once, at its length
+	wire.Elements(r, func([]byte) bool { n++; return true })
+	s, ok = make([]int64, 0, n), true
 	wire.Elements(r, func(e []byte) bool {
 		var n int64
 		switch kindOf(e) {

@@ -290,7 +290,12 @@ func decodeWalk[T any](k *keep, obj []byte, fields []field[T], v *T, depth int) 
 		}
 		n++
 	}
-	end = w.End()
+	if end = w.End(); end == 0 {
+		// Not an object that ends: only bytes changed in place after
+		// they were checked (see Notification) come here, which are then
+		// kept whole, so that no member lies outside what is kept.
+		end = len(obj)
+	}
 	var ms []wire.Span // in a slice of their number, off the stack
 	if n > 0 {
 		ms = make([]wire.Span, n)

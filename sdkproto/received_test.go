@@ -114,3 +114,52 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// FuzzReceivedNotification: a received Notification decodes as any other
+// when its params are valid; when they are not (only bytes changed in
+// place after the Client received them can be, which Notification's doc
+// forbids), reading it may give nonsense, but never panics. (Encoding
+// what was decoded from them may: the encoders trust decoded bytes.)
+func FuzzReceivedNotification(f *testing.F) {
+	for _, s := range []string{
+		`{"sessionId":"main","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"chunk":{"type":"text-delta","text":"hi"}}}}`,
+		`{"sessionId":"s","event":{"type":"x","sourceEventSeqs":[1,null,3],"surfaceOp":"append"},"event":{"seq":1}}`,
+		`{"sessionId":"s","status":"idle","parentSessionId":"p","childSessionId":"c","event":{"type":"user/message","data":{"message":{"role":"user","content":[{"type":"text","text":"x"}]}}}}`,
+		`{"":0`, `{"a":{"b":`, `{"event":{"type":"x"`, `{"\u0065vent":{"type":"x"}}`, `{"event":{"type":"x",}}`, `{`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		valid := kindOf(data) == kindObject && validate(data, maxDepth) == nil
+		for _, method := range []string{"session.event", "session.status", "subagent.started", "subagent.finished"} {
+			n := Notification{Method: method, Params: data, received: data} // as received, whatever the bytes
+			if valid {
+				sameDecoding(t, n, Notification{Method: method, Params: data})
+				continue
+			}
+			readAll(n)
+		}
+	})
+}
+
+// readAll reads n in every way a program reads a notification.
+func readAll(n Notification) {
+	n.SessionID()
+	n.TextDelta()
+	if p, err := n.SessionEvent(); err == nil {
+		p.Member("event")
+		p.CheckRunEvent()
+		p.Event.Check()
+		p.Event.Member("data")
+	}
+	if p, err := n.SessionStatus(); err == nil {
+		p.Check()
+		p.Member("status")
+	}
+	if p, err := n.SubagentStarted(); err == nil {
+		p.Check()
+	}
+	if p, err := n.SubagentFinished(); err == nil {
+		p.Check()
+	}
+}

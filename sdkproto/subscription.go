@@ -7,15 +7,20 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // Notification is one notification from the runtime, as received: any
 // method, known or not, with params normalised to an object as the
 // upstream transport does (a missing or non-object params is {}).
 //
-// The values decoded from a Notification (SessionEvent, ...) share the
-// bytes of Params, as do the Notifications a Client hands to several
-// subscriptions: modify them only in copies.
+// The Notifications a Client hands to its subscriptions share the bytes of
+// Params, and so do the values decoded from them (SessionEvent, ...),
+// which trust them as the Client checked them: never modify those bytes
+// in place (replace Params with a copy to change it). Decoding bytes
+// changed in place gives values that make no sense, and encoding such
+// values may panic.
 type Notification struct {
 	Method string
 	Params json.RawMessage
@@ -29,8 +34,12 @@ type Notification struct {
 	received json.RawMessage
 }
 
-// checked reports whether n.Params are bytes the Client received, valid.
-func (n Notification) checked() bool { return sameBytes(n.Params, n.received) }
+// checked reports whether n.Params are bytes the Client received, valid,
+// and small enough for the members of their objects to be located by
+// offsets (wire.MaxSpanned; larger ones are read as any others are).
+func (n Notification) checked() bool {
+	return sameBytes(n.Params, n.received) && len(n.Params) <= wire.MaxSpanned
+}
 
 // member returns the value of the params member key (the last, when
 // duplicated), or nil.
@@ -104,6 +113,7 @@ func (n Notification) str(key string) (string, bool) { return memberString(n.mem
 // handler's own copy, checked.
 func received(method string, params json.RawMessage) Notification {
 	if params = bytes.TrimSpace(params); kindOf(params) == kindObject {
+		params = params[:len(params):len(params)] // shared: an append must copy
 		return Notification{Method: method, Params: params, received: params}
 	}
 	return Notification{Method: method, Params: json.RawMessage(`{}`)}
