@@ -139,6 +139,9 @@ func int64s(r json.RawMessage) (s []int64, ok bool) {
 	if kindOf(r) != kindArray {
 		return nil, false
 	}
+	if s, plain := plainInt64s(bytes.TrimSpace(r)); plain {
+		return s, s != nil
+	}
 	n := 0 // counted first, so that the slice is allocated once, at its length
 	wire.Elements(r, func([]byte) bool { n++; return true })
 	s, ok = make([]int64, 0, n), true
@@ -157,6 +160,43 @@ func int64s(r json.RawMessage) (s []int64, ok bool) {
 		return ok
 	})
 	return s, ok
+}
+
+// plainInt64s is int64s for the array r (valid, trimmed) when it holds
+// only integers written plainly, as sourceEventSeqs always does: counted by
+// their commas and parsed in one pass. plain is false for any other array
+// (strings, nulls, fractions), which int64s reads element by element; s is
+// nil when an integer does not fit.
+func plainInt64s(r []byte) (s []int64, plain bool) {
+	body := r[1 : len(r)-1]
+	commas := 0
+	for _, c := range body {
+		switch {
+		case '0' <= c && c <= '9', c == '-', c == ' ', c == '\t', c == '\n', c == '\r':
+		case c == ',':
+			commas++
+		default:
+			return nil, false
+		}
+	}
+	s = make([]int64, 0, commas+1)
+	for len(body) > 0 {
+		field := body
+		if i := bytes.IndexByte(body, ','); i >= 0 {
+			field, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if field = bytes.TrimSpace(field); len(field) == 0 {
+			break // the empty array
+		}
+		n, err := strconv.ParseInt(string(field), 10, 64)
+		if err != nil {
+			return nil, true
+		}
+		s = append(s, n)
+	}
+	return s, true
 }
 
 // dataAt returns the value at the end of keys in e.Data, as dig does. The
