@@ -104,6 +104,7 @@ func TestRespondersNewClient(t *testing.T) {
 		t.Fatalf("Run: %v, %+v", err, res)
 	}
 	checkAnswers(t, rt)
+	rt.Check(t) // the requests the script asked are no finding
 	if len(a.asked) != 3 || a.asked[0] != (approvalParams{SessionID: "main", Tool: "bash"}) {
 		t.Errorf("the responder was asked %+v", a.asked)
 	}
