@@ -56,10 +56,13 @@ import (
 //
 // The members nested as the wire writes them (usage, failure, error) are
 // the protocol's objects, so that they can be copied from a transcript.
-// Reading is strict: a member or a kind the form does not have, a member
-// of the wrong type, and whatever the builder methods refuse (an action
-// after max-tokens, a child turn that refuses) are errors that say where,
-// as in `turns[1][2]: unknown kind "txt"`.
+// Reading is strict: a member or a kind the form does not have (keys are
+// matched exactly, those of usage, failure and error too), a member
+// written twice, a member of the wrong type (a null among parts
+// included), and whatever the builder methods refuse (an action after
+// max-tokens, a child turn that refuses) are errors that say where, as in
+// `turns[1][2]: unknown kind "txt"` or `turns[0][1]: member "parts"
+// twice`.
 type Script struct {
 	// Turns are played in the order the prompts arrive, whatever their
 	// sessions: the first prompt plays Turns[0], the second Turns[1], and

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -64,9 +65,12 @@ type actionJSON struct {
 // UnmarshalJSON reads back into turns that play the same events. It
 // fails when s has a Reply, which has no JSON form, and when a Turn of s
 // was misused, as NewRuntime would. Raw JSON (Ask's params, Event's data)
-// is written as it is, without HTML escaping, so that it reaches the wire
-// byte for byte; json.Marshal of a value holding a Script escapes it
-// again, which changes its bytes but not its meaning.
+// is written compacted, as encoding/json writes a json.RawMessage, and
+// without HTML escaping: the same value as the runtime sends, though not
+// byte for byte when the Turn was given raw JSON with white space outside
+// its strings, which is dropped (and which UnmarshalJSON drops too).
+// json.Marshal of a value holding a Script escapes its HTML again, which
+// changes its bytes but not its meaning.
 func (s Script) MarshalJSON() ([]byte, error) {
 	if s.Reply != nil {
 		return nil, errors.New("sdktest: Script.Reply has no JSON form: script the turns in Script.Turns")
@@ -117,28 +121,58 @@ func actionsJSON(actions []action) []actionJSON {
 // (see Script), each built with NewTurn (or Refuse) and the builder
 // method of each action, so that what the builder refuses is refused
 // here too. It is strict: a member or a kind that the form does not
-// have, a member of the wrong type and a misuse of the builder are
-// errors naming where they are (turns[1][2]: unknown kind "txt"). On an
+// have, a member written twice, a member of the wrong type (null in a
+// list of strings included) and a misuse of the builder are errors naming
+// where they are (turns[1][2]: unknown kind "txt"). Keys are matched
+// exactly, those of the nested wire objects (usage, failure, error)
+// included, which encoding/json would match whatever their case. On an
 // error s is left as it was; Reply is never changed.
 func (s *Script) UnmarshalJSON(data []byte) error {
-	top, err := decodeObject("", data)
-	if err != nil {
+	if err := s.unmarshal(data); err != nil {
 		return fmt.Errorf("sdktest: %w", err)
+	}
+	return nil
+}
+
+// unmarshal is UnmarshalJSON, with errors that do not name the package.
+func (s *Script) unmarshal(data []byte) error {
+	// The script is validated and its members split in one pass; the
+	// values inside it, valid already, are then only delimited.
+	top := object{members: map[string]json.RawMessage{}}
+	kind, _, err := wire.ScanMembers(data, top.add)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the script: %w", err)
+	case kind != wire.Object:
+		return fmt.Errorf("the script: want an object, got %s", excerpt(data))
+	case top.twice != "":
+		return top.twiceErr()
 	}
 	if err := top.only("", "turns"); err != nil {
-		return fmt.Errorf("sdktest: %w", err)
+		return err
 	}
-	var turns []json.RawMessage
-	if err := top.get("turns", &turns, "a list of turns"); err != nil {
-		return fmt.Errorf("sdktest: %w", err)
+	raw := top.members["turns"]
+	switch wire.KindOf(raw) {
+	case wire.Absent, wire.Null:
+		s.Turns = []*Turn{}
+		return nil
+	case wire.Array:
+	default:
+		return fmt.Errorf("turns: want a list of turns, got %s", excerpt(raw))
 	}
-	out := make([]*Turn, 0, len(turns))
-	for i, raw := range turns {
-		t, err := decodeTurn(fmt.Sprintf("turns[%d]", i), raw)
-		if err != nil {
-			return fmt.Errorf("sdktest: %w", err)
+	out := make([]*Turn, 0, wire.CountElements(raw))
+	i := 0
+	wire.Elements(raw, func(elem []byte) bool {
+		var t *Turn
+		if t, err = decodeTurn(fmt.Sprintf("turns[%d]", i), elem); err != nil {
+			return false
 		}
 		out = append(out, t)
+		i++
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	s.Turns = out
 	return nil
@@ -169,10 +203,30 @@ func LoadScript(path string) (Script, error) {
 }
 
 // object is a JSON object of a script, with where it is for errors:
-// turns[1][2], say, or "" for the script itself.
+// turns[1][2], say, or "" for the script itself. Its members are keyed
+// exactly as written (escapes decoded), not matched whatever their case
+// as encoding/json matches the fields of a struct.
 type object struct {
 	at      string
 	members map[string]json.RawMessage
+	twice   string // the first key written a second time
+}
+
+// add records a member of o, as wire.Members yields them; a duplicate is
+// recorded in o.twice, and ends the walk.
+func (o *object) add(key, value []byte) bool {
+	if _, ok := o.members[string(key)]; ok {
+		o.twice = string(key)
+		return false
+	}
+	o.members[string(key)] = value
+	return true
+}
+
+// twiceErr is the error of a member written twice, which JSON.parse and
+// encoding/json would read as its last value: a mistake in a script.
+func (o object) twiceErr() error {
+	return fmt.Errorf("%s: member %q twice", o.where(), o.twice)
 }
 
 // where names o in an error.
@@ -191,11 +245,16 @@ func (o object) path(name string) string {
 	return o.at + "." + name
 }
 
-// decodeObject decodes raw, which must be a JSON object.
+// decodeObject splits raw, a valid JSON value of the script (without
+// white space around it), which must be an object whose keys are written
+// once each.
 func decodeObject(at string, raw []byte) (object, error) {
-	o := object{at: at}
-	if err := json.Unmarshal(raw, &o.members); err != nil || o.members == nil {
+	o := object{at: at, members: map[string]json.RawMessage{}}
+	if wire.KindOf(raw) != wire.Object {
 		return o, fmt.Errorf("%s: want an object, got %s", o.where(), excerpt(raw))
+	}
+	if wire.Members(raw, o.add); o.twice != "" {
+		return o, o.twiceErr()
 	}
 	return o, nil
 }
@@ -214,13 +273,17 @@ func (o object) only(what string, names ...string) error {
 	return nil
 }
 
-// get decodes o's member name into v, strictly (a member of a nested
-// object that v does not have is an error); a member left out or null
-// leaves v as it is. want says what the member should be, for errors.
+// get decodes o's member name into v, strictly: a member of a nested
+// object that v does not have, written in another case than v's JSON
+// name or written twice, is an error. A member left out or null leaves v
+// as it is. want says what the member should be, for errors.
 func (o object) get(name string, v any, want string) error {
 	raw, ok := o.members[name]
 	if !ok {
 		return nil
+	}
+	if err := exactMembers(o.path(name), raw, reflect.TypeOf(v)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -239,6 +302,81 @@ func (o object) get(name string, v any, want string) error {
 		return fmt.Errorf("%s: unknown member %s", at, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return fmt.Errorf("%s: %s", at, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// exactMembers checks the keys of raw, and of the objects in it, against
+// the JSON names of the fields of t, the struct (or pointer to one) that
+// raw decodes into, before encoding/json decodes it: encoding/json keeps
+// the last of a duplicate key, and takes a key that matches a field's
+// name in another case. Values that are not objects are left to
+// encoding/json, whose errors say what they should be.
+func exactMembers(at string, raw []byte, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || wire.KindOf(raw) != wire.Object {
+		return nil
+	}
+	o, err := decodeObject(at, raw)
+	if err != nil {
+		return err
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || name == "-":
+			continue
+		case name == "":
+			name = f.Name
+		}
+		fields[name] = f.Type
+		names = append(names, name)
+	}
+	if err := o.only("", names...); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if v, ok := o.members[name]; ok {
+			if err := exactMembers(o.path(name), v, fields[name]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// strings returns o's member name, a list of strings; left out or null,
+// nil. An element that is not a string is an error naming it: encoding/json
+// would read null as "".
+func (o object) strings(name string) ([]string, error) {
+	raw := o.members[name]
+	switch wire.KindOf(raw) {
+	case wire.Absent, wire.Null:
+		return nil, nil
+	case wire.Array:
+	default:
+		return nil, fmt.Errorf("%s: want a list of strings, got %s", o.path(name), excerpt(raw))
+	}
+	list := make([]string, 0, wire.CountElements(raw))
+	var err error
+	wire.Elements(raw, func(elem []byte) bool {
+		at := fmt.Sprintf("%s[%d]", o.path(name), len(list))
+		var s string
+		switch wire.KindOf(elem) {
+		case wire.String:
+			err = json.Unmarshal(elem, &s)
+		case wire.Null:
+			err = fmt.Errorf("%s: null, not a string", at)
+		default:
+			err = fmt.Errorf("%s: want a string, got %s", at, excerpt(elem))
+		}
+		list = append(list, s)
+		return err == nil
+	})
+	return list, err
 }
 
 // raw returns o's member name compacted (a script written by hand may
@@ -288,22 +426,29 @@ func excerpt(raw []byte) string {
 // decodeTurn decodes a turn, a list of actions, built with NewTurn and
 // the methods of its actions.
 func decodeTurn(at string, raw json.RawMessage) (*Turn, error) {
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+	if wire.KindOf(raw) != wire.Array {
 		return nil, fmt.Errorf("%s: want a list of actions, got %s", at, excerpt(raw))
 	}
 	t := NewTurn()
-	for j, r := range list {
-		o, err := decodeObject(fmt.Sprintf("%s[%d]", at, j), r)
-		if err != nil {
-			return nil, err
+	j := 0
+	var err error
+	wire.Elements(raw, func(elem []byte) bool {
+		var o object
+		if o, err = decodeObject(fmt.Sprintf("%s[%d]", at, j), elem); err != nil {
+			return false
 		}
-		if err := t.decodeAction(o, j); err != nil {
-			return nil, err
+		if err = t.decodeAction(o, j); err != nil {
+			return false
 		}
 		if t.err != nil {
-			return nil, fmt.Errorf("%s: %s", o.at, strings.TrimPrefix(t.err.Error(), "sdktest: "))
+			err = fmt.Errorf("%s: %s", o.at, strings.TrimPrefix(t.err.Error(), "sdktest: "))
+			return false
 		}
+		j++
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -336,7 +481,7 @@ func (t *Turn) decodeAction(o object, j int) error {
 	switch kind {
 	case actText, actReasoning:
 		var parts []string
-		get("parts", &parts, "a list of strings")
+		parts, err = o.strings("parts")
 		switch {
 		case err != nil:
 		case kind == actText:

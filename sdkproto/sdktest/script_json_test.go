@@ -151,6 +151,17 @@ func TestScriptJSONByHand(t *testing.T) {
 	}})
 }
 
+// Keys are compared with their escapes decoded, as JSON reads them: a
+// key spelled with an escape is the key it spells.
+func TestScriptJSONEscapedKeys(t *testing.T) {
+	var got Script
+	in := `{"t\u0075rns":[[{"\u006bind":"usage","usage":{"input\u0054okens":3,"outputTokens":4}},{"kind":"text","p\u0061rts":["a"]}]]}`
+	if err := json.Unmarshal([]byte(in), &got); err != nil {
+		t.Fatal(err)
+	}
+	sameTurns(t, got, Script{Turns: []*Turn{NewTurn().Usage(sdkproto.TokenUsage{InputTokens: 3, OutputTokens: 4}).Text("a")}})
+}
+
 // A script that does not read says where and why, and leaves the Script
 // as it was.
 func TestScriptJSONErrors(t *testing.T) {
@@ -167,7 +178,27 @@ func TestScriptJSONErrors(t *testing.T) {
 		{`{"turns":[[{"kind":"text","part":["a"]}]]}`, `sdktest: turns[0][0]: unknown member "part" of a text action (its members: kind, parts)`},
 		{`{"turns":[[{"kind":"max-tokens","message":"x"}]]}`, `sdktest: turns[0][0]: unknown member "message" of a max-tokens action (its members: kind)`},
 		{`{"turns":[[{"kind":"text","parts":"a"}]]}`, `sdktest: turns[0][0].parts: want a list of strings, got "a"`},
-		{`{"turns":[[{"kind":"text","parts":[1]}]]}`, `sdktest: turns[0][0].parts: want a list of strings, got [1]`},
+		{`{"turns":[[{"kind":"text","parts":["a",1]}]]}`, `sdktest: turns[0][0].parts[1]: want a string, got 1`},
+		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a",null]}]]}`, `sdktest: turns[0][1].parts[1]: null, not a string`},
+		{`{"turns":[[{"kind":"reasoning","parts":[null]}]]}`, `sdktest: turns[0][0].parts[0]: null, not a string`},
+		// A member written twice, which encoding/json would read as its
+		// last value, kind included; keys compared with escapes decoded.
+		{`{"turns":[],"turns":[[{"kind":"text"}]]}`, `sdktest: the script: member "turns" twice`},
+		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a"],"parts":["b"],"kind":"reasoning"}]]}`, `sdktest: turns[0][1]: member "parts" twice`},
+		{`{"turns":[[{"kind":"text","kind":"reasoning"}]]}`, `sdktest: turns[0][0]: member "kind" twice`},
+		{`{"turns":[[{"kind":"text","parts":["a"],"p\u0061rts":["b"]}]]}`, `sdktest: turns[0][0]: member "parts" twice`},
+		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":1,"inputTokens":2}}]]}`, `sdktest: turns[0][0].usage: member "inputTokens" twice`},
+		{`{"turns":[[{"kind":"subagent","child":[{"kind":"text","parts":[],"parts":[]}]}]]}`, `sdktest: turns[0][0].child[0]: member "parts" twice`},
+		// The nested wire objects' keys are matched exactly, not whatever
+		// their case as encoding/json matches them.
+		{`{"turns":[[{"kind":"text"},{"kind":"text"},{"kind":"usage","usage":{"INPUTTOKENS":7}}]]}`, `sdktest: turns[0][2].usage: unknown member "INPUTTOKENS" (its members: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens)`},
+		{`{"turns":[[{"kind":"model-error","failure":{"Message":"x"}}]]}`, `sdktest: turns[0][0].failure: unknown member "Message" (its members: message, code, status, providerRetryAfterMs, requestId)`},
+		{`{"turns":[[{"kind":"tool-call","error":{"name":"x","CODE":"y"}}]]}`, `sdktest: turns[0][0].error: unknown member "CODE" (its members: name, code)`},
+		{`{"turns":[[{"kind":"text","Parts":["a"]}]]}`, `sdktest: turns[0][0]: unknown member "Parts" of a text action`},
+		// Not JSON, when UnmarshalJSON is called itself.
+		{`{"turns":[`, `sdktest: the script: invalid JSON at offset 10: `},
+		{`{"turns":[]} x`, `sdktest: the script: invalid JSON at offset 13: `},
+		{`null`, `sdktest: the script: want an object, got null`},
 		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":"x"}}]]}`, `sdktest: turns[0][0].usage.inputTokens: want an integer, got a JSON string`},
 		{`{"turns":[[{"kind":"usage","usage":{"inputTokes":1}}]]}`, `sdktest: turns[0][0].usage: unknown member "inputTokes"`},
 		{`{"turns":[[{"kind":"tool-call","error":{"message":"x"}}]]}`, `sdktest: turns[0][0].error: unknown member "message"`},
