@@ -188,8 +188,8 @@ func TestRefuseEventAndModelError(t *testing.T) {
 	rt.Check(t)
 }
 
-// The assertions: Requests, AssertPrompted (and its failure), Check (and
-// what it reports of a request of the runtime's).
+// The assertions: Requests, AssertPrompted (and its failure), Check (which
+// does not fail on the request the script asked).
 func TestAssertions(t *testing.T) {
 	t.Parallel()
 	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
@@ -207,14 +207,8 @@ func TestAssertions(t *testing.T) {
 	fake := &fakeTB{TB: t}
 	rt.AssertPrompted(fake, "something else")
 	rt.Check(fake)
-	got := fake.failures()
-	for _, want := range []string{
-		`no prompt "something else"; the client sent "summarise this" (session s1)`,
-		`unknown-method: s2c request "approval/request": the runtime sends no requests`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("failures:\n%s\nwant %s", got, want)
-		}
+	if got, want := fake.failures(), `no prompt "something else"; the client sent "summarise this" (session s1)`; !strings.Contains(got, want) || strings.Contains(got, "unknown-method") {
+		t.Errorf("failures:\n%s\nwant %s, and no unknown-method", got, want)
 	}
 	// The default client answered the runtime's request as the TypeScript
 	// client does.
