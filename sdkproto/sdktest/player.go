@@ -68,10 +68,27 @@ var ErrPastScript = errors.New("sdktest: no turn scripted")
 // Serve is for examples and programs that need a scripted runtime
 // outside a test.
 func Serve(ctx context.Context, s Script, r io.Reader, w io.Writer) error {
+	return serve(ctx, s, r, w, nil)
+}
+
+// serve is Serve; past, when set, hears at each prompt past the script,
+// before the prompt is answered, the error that Serve would return were
+// serving to end then (pastErr: the first such prompt's, with how many
+// more came). Its calls are serialized, each error computed under that
+// order, so the last call has the count of all the prompts before it.
+func serve(ctx context.Context, s Script, r io.Reader, w io.Writer, past func(error)) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	p := newPlayer(s)
+	if past != nil {
+		var mu sync.Mutex
+		p.unscripted = func(Prompt, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			past(p.pastErr())
+		}
+	}
 	err := sdkproto.NewServer(p, nil).Serve(ctx, r, w)
 	if past := p.pastErr(); past != nil && (err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return past

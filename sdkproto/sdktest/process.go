@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,11 +25,17 @@ const processFlag = "-sdktest.runtime="
 const (
 	scriptName = "script.json"
 	framesName = "frames.ndjson"
-	// errorName holds the text of the error that ended the process's
-	// serving (a prompt past the script, or a failure), written whole
-	// (renamed into place) before the process exits; the Runtime's
-	// cleanup fails the test with it.
+	// errorName holds the text of the process's error, always written
+	// whole (renamed into place): that of a prompt past the script as
+	// soon as one comes, before it is answered (so that a process killed
+	// after it still leaves it), and the final one as serving ends (the
+	// first such prompt's with how many more came, or a failure of the
+	// serving); the Runtime's cleanup fails the test with it.
 	errorName = "error.txt"
+	// crashName receives what the Go runtime prints when the process
+	// crashes (debug.SetCrashOutput): an unrecovered panic, a fatal
+	// error, SIGQUIT; the cleanup fails the test with it.
+	crashName = "crash.txt"
 )
 
 // mainCalled says that the test binary's TestMain called Main, so that
@@ -74,7 +82,16 @@ func Main(m *testing.M) {
 // Runtime's cleanup fails the test with its text once the test has ended
 // (so the process must have exited by then, as it has once the program
 // closed its client). The process still exits 0 after such a prompt, as
-// the runtime, which answered it, would.
+// the runtime, which answered it, would. The error of such a prompt is
+// left before the prompt is answered, so it fails the test even when the
+// process is killed afterwards. A crash of the process (a panic, a fatal
+// error, SIGQUIT) fails the test too, with what the Go runtime printed.
+// When cmd itself was started and waited for, the cleanup knows how the
+// process ended, and says so beside its error, or logs it when the
+// process ended otherwise than by exit 0 and left nothing (the program
+// may kill its runtime); when the program ran cmd.Path and cmd.Args
+// itself, that is not known. A process killed before it left an error
+// fails nothing.
 func (rt *Runtime) Command() *exec.Cmd {
 	rt.t.Helper()
 	switch {
@@ -126,13 +143,23 @@ func (rt *Runtime) Command() *exec.Cmd {
 // serveProcess serves the script of dir on the process's stdin and
 // stdout, recording the frames in dir, and returns the exit status: 0
 // once serving ended, 1 after a failure. The error of a prompt past the
-// script (which does not change the status) or of the failure is left in
-// dir (errorName) for the Runtime's cleanup.
+// script (which does not change the status) is left in dir (errorName)
+// for the Runtime's cleanup as soon as the prompt comes, and again once
+// serving ended, with the final count, or with the failure joined to it;
+// a crash is printed to crashName as well as to stderr.
 func serveProcess(dir string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "sdktest runtime: %v\n", err)
 		writeError(dir, err)
 		return 1
+	}
+	if f, err := os.Create(filepath.Join(dir, crashName)); err != nil {
+		fmt.Fprintf(os.Stderr, "sdktest runtime: a crash will be on stderr only: %v\n", err)
+	} else {
+		if err := debug.SetCrashOutput(f, debug.CrashOptions{}); err != nil {
+			fmt.Fprintf(os.Stderr, "sdktest runtime: a crash will be on stderr only: %v\n", err)
+		}
+		f.Close() // SetCrashOutput keeps a duplicate
 	}
 	script, err := LoadScript(filepath.Join(dir, scriptName))
 	if err != nil {
@@ -148,24 +175,57 @@ func serveProcess(dir string) int {
 	// and the process exits 0, as the real runtime does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Each prompt past the script leaves its error at once, before it
+	// is answered: a process killed after the answer has left it. The
+	// writes are serialized, and none is made once serving has ended,
+	// so that the final word below is the last.
+	var (
+		mu     sync.Mutex
+		ended  bool
+		latest error // the last error of a prompt past the script left
+	)
 	// Serve, as in process, returns the error of a prompt past the
 	// script once serving has ended, by a shutdown request, the end of
 	// stdin or a signal.
-	err = Serve(ctx, script,
+	err = serve(ctx, script,
 		&tapReader{r: os.Stdin, t: tap{dir: ClientToRuntime, rec: rec}},
-		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}})
-	past := errors.Is(err, ErrPastScript)
-	if err != nil && !past && !errors.Is(err, context.Canceled) {
-		return fail(err)
+		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}},
+		func(past error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !ended {
+				latest = past
+				writeError(dir, past)
+			}
+		})
+	// Serving has ended: a further SIGTERM or SIGINT (Launch's Close
+	// sends one when the process is slow to exit) must not kill it with
+	// its last word unsaid, as the default action would once stop ran.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	mu.Lock()
+	ended = true
+	past := latest
+	mu.Unlock()
+	var failure error
+	switch {
+	case errors.Is(err, ErrPastScript):
+		past = err // the final count
+	case err != nil && !errors.Is(err, context.Canceled):
+		failure = err
 	}
 	rec.mu.Lock()
 	recErr := rec.outErr
 	rec.mu.Unlock()
 	if recErr != nil {
-		return fail(fmt.Errorf("recording the frames: %w", recErr))
+		failure = errors.Join(failure, fmt.Errorf("recording the frames: %w", recErr))
 	}
-	if past {
-		writeError(dir, err)
+	if failure != nil {
+		// Serve returns a failure rather than the error of a prompt
+		// past the script: keep both.
+		return fail(errors.Join(failure, past))
+	}
+	if past != nil {
+		writeError(dir, past)
 	}
 	return 0
 }
@@ -184,15 +244,48 @@ func writeError(dir string, err error) {
 	}
 }
 
+// maxCrash caps the text of a crash that the cleanup quotes.
+const maxCrash = 16 << 10
+
 // processCleanup fails the test with the error that the process of
-// Command left in dir, if any, and removes dir.
-func (rt *Runtime) processCleanup(dir string) {
-	data, err := os.ReadFile(filepath.Join(dir, errorName))
-	switch {
-	case err == nil:
-		rt.t.Errorf("sdktest: the runtime process started with Command: %s", data)
-	case !errors.Is(err, fs.ErrNotExist):
-		rt.t.Errorf("sdktest: reading the error of the runtime process started with Command: %v", err)
+// Command left in dir, if any, and with its crash, if it crashed, and
+// removes dir. state is how the process ended when cmd itself was
+// waited for, nil when that is not known (the program ran cmd.Path and
+// cmd.Args itself, or did not wait).
+func (rt *Runtime) processCleanup(dir string, state *os.ProcessState) {
+	const who = "sdktest: the runtime process started with Command"
+	read := func(name, what string) ([]byte, bool) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case err == nil:
+			return data, true
+		case !errors.Is(err, fs.ErrNotExist):
+			rt.t.Errorf("sdktest: reading the %s of the runtime process started with Command: %v", what, err)
+		}
+		return nil, false
+	}
+	var ended string // how it ended, when that was not exit 0
+	if state != nil && !state.Success() {
+		ended = " (" + state.String() + ")"
+	}
+	data, left := read(errorName, "error")
+	if left {
+		rt.t.Errorf("%s%s: %s", who, ended, data)
+	}
+	crash, _ := read(crashName, "crash output")
+	if len(crash) > 0 {
+		if len(crash) > maxCrash {
+			crash = append(crash[:maxCrash:maxCrash], "\n[...]"...)
+		}
+		rt.t.Errorf("%s crashed%s:\n%s", who, ended, crash)
+	}
+	if !left && len(crash) == 0 && ended != "" {
+		// Ended by a signal, killed by the program maybe on purpose
+		// (exec.CommandContext, Launch's kill grace), or exited with a
+		// failure that it could not leave here (it says why on stderr):
+		// it had left no error, and a crash would have, so this is
+		// logged, not a failure.
+		rt.t.Logf("%s ended with %s and left no error", who, state)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		rt.t.Errorf("sdktest: removing the directory of the runtime process started with Command: %v", err)

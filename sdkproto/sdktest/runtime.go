@@ -68,11 +68,12 @@ type Runtime struct {
 // whether the runtime is in process or not: in process (Client,
 // ClientWith), when the prompt comes, with its text; as the process of
 // Command, which answers it alike, with -32603, once the test has ended,
-// with the error of the first such prompt (a failure of that process's
-// serving fails the test too). Inside a testing/synctest bubble, call
-// NewRuntime in the bubble: the runtime's timers (Turn.Pause) then run on
-// the bubble's clock, and the bubble itself checks that no goroutine
-// outlives it.
+// with the error of the first such prompt, which the process left before
+// answering it, so even when it was killed afterwards (a failure of that
+// process's serving, or its crash, fails the test too; see Command).
+// Inside a testing/synctest bubble, call NewRuntime in the bubble: the
+// runtime's timers (Turn.Pause) then run on the bubble's clock, and the
+// bubble itself checks that no goroutine outlives it.
 func NewRuntime(t testing.TB, s Script) *Runtime {
 	t.Helper()
 	rt := &Runtime{t: t, script: s}
@@ -303,7 +304,11 @@ func (rt *Runtime) cleanup() {
 		rt.t.Errorf("sdktest: the runtime process started with Command (pid %d) was not waited for: close the client that launched it", cmd.Process.Pid)
 	}
 	if dir != "" {
-		rt.processCleanup(dir)
+		var state *os.ProcessState // known when cmd itself ran
+		if cmd != nil {
+			state = cmd.ProcessState
+		}
+		rt.processCleanup(dir, state)
 	}
 }
 
