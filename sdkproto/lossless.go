@@ -18,11 +18,13 @@ import (
 // in Go, rewrites only that member and keeps every other member (unknown
 // ones included) with its original spelling and position.
 //
-// An object is read once: validated by wire's scanner, then split into its
-// members (wire.AppendMembers), which the value keeps beside its bytes, so
-// that looking a member up (Member, the checks) costs no second parse.
-// Values nested in it are taken from those members, which are valid
-// already: they are delimited, never validated again.
+// An object is read once: validated and split into its members in one pass
+// (wire.ScanFillSpans), or, when it comes from bytes already validated,
+// split as it is decoded (wire.SpanWalker, decodeWalk); the value keeps its
+// members (as offsets into its bytes) beside them, so that looking a member
+// up (Member, the checks) costs no second parse. Values nested in it are
+// taken from those members, which are valid already: they are delimited,
+// never validated again.
 
 // maxDepth bounds the nesting of the values this package decodes; deeper
 // input fails to decode. It is encoding/json's limit, which json.Marshal

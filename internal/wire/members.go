@@ -6,15 +6,9 @@ import "unicode/utf8"
 // (sdkproto keeps every member of a payload, unknown ones included, and
 // looks its members up by name; the transcript checker reads the members
 // of its lines). An object from outside is validated and split in one pass
-// (ScanMembers, ScanFillMembers); the values inside it, valid already, are
-// then only delimited (Members, AppendMembers, FillMembers, Lookup), so
-// that a reader walks its bytes once however many members it reads.
-
-// Member is one member of a JSON object, as AppendMembers returns it.
-type Member struct {
-	Key   []byte // the key, unescaped as Members yields it
-	Value []byte // the raw value, without the white space around it
-}
+// (ScanMembers, ScanFillSpans); the values inside it, valid already, are
+// then only delimited (Members, Lookup, FillSpans, SpanWalker), so that a
+// reader walks its bytes once however many members it reads.
 
 // Members calls yield with the key and the raw value of each member of
 // obj, a JSON object that Scan found valid (white space around it
@@ -49,50 +43,6 @@ func Members(obj []byte, yield func(key, value []byte) bool) {
 	}
 }
 
-// AppendMembers appends the members of obj, as Members yields them, to dst
-// and returns the extended slice. A key that Members would have decoded
-// into its buffer gets storage of its own, so that every member stays
-// valid as long as obj is.
-func AppendMembers(dst []Member, obj []byte) []Member {
-	for i := firstMember(obj); i >= 0; {
-		m, next, ok := nextMember(obj, i)
-		if !ok {
-			break
-		}
-		i = next
-		key := m.key(obj)
-		if m.slowKey {
-			key = AppendUnquoteUTF8(nil, key)
-		}
-		dst = append(dst, Member{Key: key, Value: obj[m.value:m.end:m.end]})
-	}
-	return dst
-}
-
-// FillMembers stores the members of obj, as AppendMembers returns them, in
-// dst, as many as it holds, and returns how many obj has. A reader that
-// keeps members in slices of their number fills a buffer of its own first,
-// which (unlike AppendMembers' result) need not leave the stack, and
-// reads the object again only when the buffer was too small.
-func FillMembers(dst []Member, obj []byte) int {
-	n := 0
-	for i := firstMember(obj); i >= 0; n++ {
-		m, next, ok := nextMember(obj, i)
-		if !ok {
-			break
-		}
-		i = next
-		if n < len(dst) {
-			key := m.key(obj)
-			if m.slowKey {
-				key = AppendUnquoteUTF8(nil, key)
-			}
-			dst[n] = Member{Key: key, Value: obj[m.value:m.end:m.end]}
-		}
-	}
-	return n
-}
-
 // Lookup returns the raw value of the last member of obj called key (JSON.parse
 // keeps the last duplicate), with keys compared as Members yields them, or
 // nil when there is none or obj is not an object. obj must be valid, as
@@ -116,16 +66,6 @@ func Lookup(obj []byte, key string) []byte {
 		}
 	}
 	return found
-}
-
-// Last returns the value of the last of ms called key, or nil.
-func Last(ms []Member, key string) []byte {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if string(ms[i].Key) == key {
-			return ms[i].Value
-		}
-	}
-	return nil
 }
 
 // memberSpan locates one member in its object: the key token from its
@@ -210,22 +150,6 @@ func ScanMembers(data []byte, yield func(key, value []byte) bool) (top Kind, dep
 			more = yield(key, data[m.value:m.end:m.end])
 		}
 	})
-}
-
-// ScanFillMembers is ScanMembers storing the members in dst, as many as it
-// holds, as FillMembers does, and counting them in n.
-func ScanFillMembers(dst []Member, data []byte) (n int, top Kind, depth int, err error) {
-	top, depth, err = scanMembers(data, func(m memberSpan) {
-		if n < len(dst) {
-			key := m.key(data)
-			if m.slowKey {
-				key = AppendUnquoteUTF8(nil, key)
-			}
-			dst[n] = Member{Key: key, Value: data[m.value:m.end:m.end]}
-		}
-		n++
-	})
-	return n, top, depth, err
 }
 
 // scanMembers is ScanMembers, handing each member over as located.

@@ -36,20 +36,6 @@ func TestMembers(t *testing.T) {
 		if strings.Join(got, "|") != want {
 			t.Errorf("AppendMembers(%q) = %q, want %q", in, strings.Join(got, "|"), want)
 		}
-		for size := range 3 {
-			dst := make([]Member, size)
-			n := FillMembers(dst, []byte(in))
-			got = got[:0]
-			for _, m := range dst[:min(n, size)] {
-				got = append(got, string(m.Key)+"="+string(m.Value))
-			}
-			if wantN := len(strings.Split(want, "|")); want == "" && n != 0 || want != "" && n != wantN {
-				t.Errorf("FillMembers(%q) counts %d", in, n)
-			}
-			if wantPart := strings.Join(strings.Split(want, "|")[:min(n, size)], "|"); strings.Join(got, "|") != wantPart {
-				t.Errorf("FillMembers(%q) into %d: %q, want %q", in, size, strings.Join(got, "|"), wantPart)
-			}
-		}
 	}
 	n := 0
 	Members([]byte(`{"a":1,"b":2,"c":3}`), func(k, v []byte) bool { n++; return n < 2 })
@@ -259,44 +245,35 @@ func FuzzMembers(f *testing.F) {
 		if len(ms) != len(got) {
 			t.Fatalf("AppendMembers gave %d members, Members %d", len(ms), len(got))
 		}
-		filled := make([]Member, 2)
-		if n := FillMembers(filled, data); n != len(ms) {
-			t.Fatalf("FillMembers counts %d members, AppendMembers gives %d", n, len(ms))
-		}
-		for i := range min(len(ms), len(filled)) {
-			if !bytes.Equal(filled[i].Key, ms[i].Key) || !bytes.Equal(filled[i].Value, ms[i].Value) {
-				t.Fatalf("member %d: FillMembers %q=%q, AppendMembers %q=%q", i, filled[i].Key, filled[i].Value, ms[i].Key, ms[i].Value)
-			}
-		}
 		for i, m := range ms {
 			if s := fmt.Sprintf("%q=%q", m.Key, m.Value); s != got[i] {
 				t.Fatalf("member %d: AppendMembers %s, Members %s", i, s, got[i])
 			}
 		}
-		// ScanMembers and ScanFillMembers validate as ScanValue does and,
+		// ScanMembers and ScanFillSpans validate as ScanValue does and,
 		// on a valid object, give what Members gives.
 		vTop, vDepth, vErr := ScanValue(data)
 		var scanned []string
 		top, depth, err := ScanMembers(data, func(k, v []byte) bool { scanned = append(scanned, fmt.Sprintf("%q=%q", k, v)); return true })
-		filled = make([]Member, 3)
-		n, fTop, fDepth, fErr := ScanFillMembers(filled, data)
+		filled := make([]Span, 3)
+		n, fTop, fDepth, fErr := ScanFillSpans(filled, data)
 		for _, r := range []struct {
 			top   Kind
 			depth int
 			err   error
 		}{{top, depth, err}, {fTop, fDepth, fErr}} {
 			if r.top != vTop || r.depth != vDepth || fmt.Sprint(r.err) != fmt.Sprint(vErr) {
-				t.Fatalf("ScanMembers/ScanFillMembers: %v %d %v; ScanValue: %v %d %v", r.top, r.depth, r.err, vTop, vDepth, vErr)
+				t.Fatalf("ScanMembers/ScanFillSpans: %v %d %v; ScanValue: %v %d %v", r.top, r.depth, r.err, vTop, vDepth, vErr)
 			}
 		}
 		checkSpans(t, data, ms, vErr == nil && vTop == Object)
 		if vErr == nil && vTop == Object {
 			if strings.Join(scanned, ",") != strings.Join(got, ",") || n != len(ms) {
-				t.Fatalf("ScanMembers gave %q (ScanFillMembers %d), Members %q", scanned, n, got)
+				t.Fatalf("ScanMembers gave %q (ScanFillSpans %d), Members %q", scanned, n, got)
 			}
 			for i := range min(n, len(filled)) {
-				if !bytes.Equal(filled[i].Key, ms[i].Key) || !bytes.Equal(filled[i].Value, ms[i].Value) {
-					t.Fatalf("member %d: ScanFillMembers %q=%q, AppendMembers %q=%q", i, filled[i].Key, filled[i].Value, ms[i].Key, ms[i].Value)
+				if k, v := filled[i].Key(data, nil), filled[i].Value(data); !bytes.Equal(k, ms[i].Key) || !bytes.Equal(v, ms[i].Value) {
+					t.Fatalf("member %d: ScanFillSpans %q=%q, AppendMembers %q=%q", i, k, v, ms[i].Key, ms[i].Value)
 				}
 			}
 		}

@@ -94,8 +94,10 @@ func LastSpan(obj []byte, spans []Span, key string) (Span, bool) {
 
 // FillSpans stores the spans of the members of obj, a valid object no
 // larger than MaxSpanned bytes (white space around it allowed), in dst, as
-// many as it holds, and returns how many obj has, as FillMembers does for
-// Members.
+// many as it holds, in document order, duplicates included, and returns how
+// many obj has: a reader that keeps them in a slice of their number fills
+// a buffer of its own first, which need not leave the stack, and reads the
+// object again only when the buffer was too small.
 func FillSpans(dst []Span, obj []byte) int {
 	n := 0
 	for i := firstMember(obj); i >= 0; n++ {
@@ -111,9 +113,9 @@ func FillSpans(dst []Span, obj []byte) int {
 	return n
 }
 
-// ScanFillSpans is ScanFillMembers in spans: it validates data as ScanValue
-// does and, when it is an object, stores the spans of its members in dst,
-// as many as it holds, counting them in n. An object larger than
+// ScanFillSpans validates data as ScanValue does and, when it is an
+// object, stores the spans of its members in dst as FillSpans does, in the
+// same pass, counting them in n. An object larger than
 // MaxSpanned bytes fails with ErrTooLargeToSpan.
 func ScanFillSpans(dst []Span, data []byte) (n int, top Kind, depth int, err error) {
 	if len(data) > MaxSpanned {
