@@ -59,13 +59,8 @@ func replayCmd(e *env, args []string) int {
 	if err != nil {
 		return code
 	}
-	switch {
-	case len(pos) == 0:
-		return usageError(e, "serve-replay", errors.New("missing FILE, the recording to serve"))
-	case len(pos) > 1:
-		return usageError(e, "serve-replay", fmt.Errorf("unexpected argument %q: one recording is served", pos[1]))
-	case pos[0] == "-":
-		return usageError(e, "serve-replay", errors.New("the recording cannot be read from stdin, which is the client's: name a FILE"))
+	if err := servedFile(pos, "recording"); err != nil {
+		return usageError(e, "serve-replay", err)
 	}
 	rec, err := loadRecording(pos[0])
 	if err != nil {
@@ -110,4 +105,19 @@ func loadRecording(path string) (*replay.Recording, error) {
 		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	return rec, nil
+}
+
+// servedFile checks the arguments of a command that serves one FILE (what
+// names it: a recording, a script) on stdin and stdout, which cannot then
+// be read from stdin.
+func servedFile(pos []string, what string) error {
+	switch {
+	case len(pos) == 0:
+		return fmt.Errorf("missing FILE, the %s to serve", what)
+	case len(pos) > 1:
+		return fmt.Errorf("unexpected argument %q: one %s is served", pos[1], what)
+	case pos[0] == "-":
+		return fmt.Errorf("the %s cannot be read from stdin, which is the client's: name a FILE", what)
+	}
+	return nil
 }

@@ -54,13 +54,8 @@ func scriptCmd(e *env, args []string) int {
 	if err != nil {
 		return code
 	}
-	switch {
-	case len(pos) == 0:
-		return usageError(e, "serve-script", errors.New("missing FILE, the script to serve"))
-	case len(pos) > 1:
-		return usageError(e, "serve-script", fmt.Errorf("unexpected argument %q: one script is served", pos[1]))
-	case pos[0] == "-":
-		return usageError(e, "serve-script", errors.New("the script cannot be read from stdin, which is the client's: name a FILE"))
+	if err := servedFile(pos, "script"); err != nil {
+		return usageError(e, "serve-script", err)
 	}
 	script, err := sdktest.LoadScript(pos[0])
 	if err != nil {
