@@ -46,11 +46,17 @@ func FuzzCancellation(f *testing.F) {
 			}
 			return "done", nil
 		})
-		rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("sync"), func(context.Context, rpc.NoParams) { close(synced) })
 
 		in, feed := io.Pipe()
 		out := &rpctest.Recorder{}
-		c := rpc.NewConn(in, out, &rpc.Options{Handler: reg, Cancellation: policy, MaxConcurrentRequests: 1})
+		// "sync" has no handler: the reader drops it as it reads it,
+		// whatever runs, so its drop says every cancel before it was read.
+		c := rpc.NewConn(in, out, &rpc.Options{Handler: reg, Cancellation: policy, MaxConcurrentRequests: 1,
+			OnDrop: func(d rpc.Drop) {
+				if d.Method == "sync" {
+					close(synced)
+				}
+			}})
 		c.Start()
 		go func() {
 			for _, id := range []string{`1`, `"a"`, `2.5`} {

@@ -168,7 +168,7 @@ func newConnMachine(t *rapid.T) *connMachine {
 		}
 	}
 	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("hold"), hold)
-	rpc.HandleExclusive(reg, rpc.NewMethod[rpc.NoParams, int64]("solo"), hold)
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int64]("solo"), hold, rpc.Exclusive)
 	w := &rpctest.Recorder{OnFrame: func(b []byte) {
 		var fr struct {
 			ID     json.RawMessage
@@ -201,7 +201,7 @@ func newConnMachine(t *rapid.T) *connMachine {
 	}}
 	m.out = &gatedWriter{w: w}
 	m.c = rpc.NewConn(pr, m.out, &rpc.Options{Handler: reg, OnDrop: func(d rpc.Drop) { m.drops <- d.Reason },
-		MaxConcurrentRequests: smSlots, MaxWaitingRequests: smRoom, Cancellation: rpc.LSPCancellation()})
+		MaxConcurrentRequests: smSlots, MaxWaiting: smRoom, Cancellation: rpc.LSPCancellation()})
 	m.c.Start()
 	return m
 }

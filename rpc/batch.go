@@ -58,20 +58,21 @@ func (c *Conn) dispatchBatch(rd *reader, m message) {
 	}
 	n := 0
 	b := &inBatch{pending: 1}
-	c.update(func(s *state) { s.in.batches++ })
-	rd.batch = b
+	c.update(func(s *state) { s.batches++ })
+	rd.batch, rd.inArray = b, true
 	wire.Elements(line, func(elem []byte) bool {
 		n++
 		c.dispatch(rd, elem)
 		return true
 	})
-	rd.batch = nil
+	rd.batch, rd.inArray = nil, false
 	if n == 0 {
-		c.update(func(s *state) { s.in.batches-- })
+		c.update(func(s *state) { s.batches-- })
 		c.reply(c.errorFrame([]byte("null"), "", errEmptyBatch), fromReadLoop)
 		return
 	}
-	c.batchAnswered(b, nil, nil, fromReadLoop)
+	array, last := b.answered(c, nil, nil)
+	c.sendBatch(array, last, fromReadLoop)
 }
 
 // settleBatch reads an array with batches off: when every element is a
@@ -89,10 +90,12 @@ func (c *Conn) settleBatch(rd *reader, m message) {
 		c.drop(m.dropAs(DropNotObject))
 		return
 	}
+	rd.inArray = true
 	wire.Elements(m.line, func(elem []byte) bool {
 		c.dispatch(rd, elem)
 		return true
 	})
+	rd.inArray = false
 }
 
 // expect records that an answer to a request of b is to come.
@@ -102,39 +105,51 @@ func (b *inBatch) expect() {
 	b.mu.Unlock()
 }
 
-// batchAnswered adds f, the answer to the request id of the batch b, or
+// answered adds f, the answer to the request id of the batch b, or
 // records that the request will not be answered (f nil), or, with id nil
-// too, that the read loop has dispatched every element; and writes the
-// batch's array, as way says, when that was the last answer it waited for.
-func (c *Conn) batchAnswered(b *inBatch, id []byte, f *frame, way sender) {
+// too, that the reader has dispatched every element. When that was the
+// last answer b waited for, it reports last, with the batch's array
+// (nil when there is nothing to answer: notifications only), sealed, for
+// the caller to queue (sendBatch), which ends the batch.
+func (b *inBatch) answered(c *Conn, id []byte, f *frame) (array *frame, last bool) {
 	b.mu.Lock()
 	if f != nil {
 		c.collect(b, id, f)
 	}
 	b.pending--
-	last := b.pending == 0
+	last = b.pending == 0
 	out, held, omitted := b.out, b.held, b.omitted
 	if last {
 		b.out = nil
 	}
 	b.mu.Unlock()
 	if !last {
-		return
+		return nil, false
 	}
 	if omitted > 0 && c.log != nil {
 		c.log.Error("rpc: a batch's responses passed the maximum frame size: some were left out", slog.Int("omitted", omitted))
 	}
-	done := func(s *state) error { s.in.batches--; return nil }
-	if out == nil { // nothing to answer (notifications only)
-		c.update(func(s *state) { done(s) })
-		return
+	if out == nil {
+		return nil, true
 	}
 	out.b = out.b[:len(out.b)-1] // the last comma, which ']' replaces
 	c.sealWith(out, ']')
 	c.batchHeld.Add(-int64(held)) // now the write queue's to bound
-	if _, err := c.sendWith(out, way, nil, done); err != nil {
-		c.update(func(s *state) { done(s) })
-		c.replyFailed(out, err)
+	return out, true
+}
+
+// sendBatch queues a batch's array, once its last answer is in (last),
+// as way says, and ends the batch.
+func (c *Conn) sendBatch(array *frame, last bool, way sender) {
+	switch {
+	case !last:
+	case array == nil:
+		c.update(func(s *state) { s.batches-- })
+	default:
+		if _, err := c.sendWith(array, way, nil, func(s *state) error { s.batches--; return nil }); err != nil {
+			c.update(func(s *state) { s.batches-- })
+			c.replyFailed(array, err)
+		}
 	}
 }
 
@@ -171,20 +186,23 @@ func (c *Conn) collect(b *inBatch, id []byte, f *frame) {
 	b.out.b = append(append(b.out.b, body...), ',')
 }
 
-// answerJob answers the request j with the error e, in its batch if it
-// came in one.
+// answerJob answers the request j, which will not run, with the error e,
+// in its batch if it came in one.
 func (c *Conn) answerJob(j *job, e *Error, way sender) {
+	f := c.errorFrame(j.req.ID, j.req.Method, e)
 	if j.batch == nil {
-		c.replyError(j.req.ID, j.req.Method, e, way)
+		c.reply(f, way)
 		return
 	}
-	c.batchAnswered(j.batch, j.req.ID, c.errorFrame(j.req.ID, j.req.Method, e), way)
+	array, last := j.batch.answered(c, j.req.ID, f)
+	c.sendBatch(array, last, way)
 }
 
 // unanswered records that the request j will not be answered.
 func (c *Conn) unanswered(j *job, way sender) {
 	if j.batch != nil {
-		c.batchAnswered(j.batch, j.req.ID, nil, way)
+		array, last := j.batch.answered(c, j.req.ID, nil)
+		c.sendBatch(array, last, way)
 	}
 }
 
@@ -349,36 +367,19 @@ func (b *Batch) send(ctx context.Context) error {
 		return err
 	}
 	var calls []*batchCall
+	var pcs []*call
+	h := c.handlerOf(ctx)
 	for _, bc := range b.calls {
 		if bc.err == nil {
 			bc.pc = c.newCall()
+			bc.pc.id, bc.pc.handler = bc.id, h
 			calls = append(calls, bc)
+			pcs = append(pcs, bc.pc)
 		}
 	}
-	// A handler sending a batch lends its slot meanwhile (inbox.go); a
-	// notification handler lets the requests behind it start.
-	j, note := c.jobOf(ctx), c.inNote(ctx)
-	var overload []*job
 	var register func(s *state) error // only for calls: notifications alone go as Notify's do
-	if len(calls) > 0 {
-		register = func(s *state) error {
-			if s.phase == phaseNew {
-				return ErrNotStarted
-			}
-			if s.err != nil {
-				return s.err
-			}
-			for _, bc := range calls {
-				s.calls.byID[bc.id] = bc.pc
-			}
-			if j != nil {
-				overload = c.callStarted(s, j)
-			}
-			if note {
-				s.in.noteCalls++
-			}
-			return nil
-		}
+	if len(pcs) > 0 {
+		register = func(s *state) error { return c.register(s, pcs...) }
 	}
 	seq, err := c.sendWith(f, fromCaller, ctx.Done(), register)
 	if err != nil {
@@ -392,17 +393,6 @@ func (b *Batch) send(ctx context.Context) error {
 		}
 		return err
 	}
-	for _, w := range overload {
-		c.answerJob(w, overloadError, fromPolicy)
-		w.discard()
-	}
-	if j != nil && len(calls) > 0 {
-		defer c.update(func(s *state) { c.callEnded(s, j) })
-	}
-	if note && len(calls) > 0 {
-		defer c.update(func(s *state) { s.in.noteCalls-- })
-	}
-	var notesAhead uint64
 	for i, bc := range calls {
 		select {
 		case <-bc.pc.done:
@@ -410,15 +400,11 @@ func (b *Batch) send(ctx context.Context) error {
 			b.abandon(ctx, f, seq, calls[i:])
 			return ctx.Err()
 		}
-		notesAhead = max(notesAhead, bc.pc.notesAhead)
 		if bc.pc.err != nil {
 			bc.err = bc.pc.err
 			c.release(bc.pc)
 			bc.pc = nil
 		}
-	}
-	if notesAhead != 0 {
-		c.awaitNotes(ctx, notesAhead)
 	}
 	return nil
 }
@@ -434,7 +420,13 @@ func (b *Batch) abandon(ctx context.Context, f *frame, seq uint64, calls []*batc
 	c.update(func(s *state) {
 		written = !s.out.withdraw(f, seq)
 		for _, bc := range calls {
-			if s.calls.take(bc.id) != nil {
+			switch pc := bc.pc; {
+			case s.calls[pc.id] == pc:
+				delete(s.calls, pc.id)
+				mine = append(mine, bc)
+			case pc.entry != nil:
+				c.remove(s, pc.entry) // its response waits for its turn: dropped
+				pc.entry = nil
 				mine = append(mine, bc)
 			}
 		}

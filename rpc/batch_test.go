@@ -106,11 +106,12 @@ func TestBatchElementsAreOverloadedAsLoneRequests(t *testing.T) {
 		<-release
 		return s, nil
 	})
-	// The notification, read after the requests, says when the read loop
-	// has dispatched them all: then the first may return.
+	// The notification, read after the requests, has no handler: its drop
+	// says when the reader has dispatched them all, whatever runs. Then
+	// the first may return.
 	dispatched := make(chan struct{}, 1)
-	rpc.HandleNotification(reg, rpc.NewNotification[rpc.NoParams]("after"), func(context.Context, rpc.NoParams) { dispatched <- struct{}{} })
-	p := newPeer(t, &rpc.Options{Handler: reg, Batches: true, MaxConcurrentRequests: 1, MaxWaitingRequests: -1})
+	p := newPeer(t, &rpc.Options{Handler: reg, Batches: true, MaxConcurrentRequests: 1, MaxWaiting: -1,
+		OnDrop: func(d rpc.Drop) { dispatched <- struct{}{} }})
 	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"},{"jsonrpc":"2.0","id":2,"method":"echo","params":"b"},` +
 		`{"jsonrpc":"2.0","id":3,"method":"echo","params":"c"},{"jsonrpc":"2.0","method":"after"}]`)
 	within(t, started, "the first request to start")

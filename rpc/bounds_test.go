@@ -171,7 +171,7 @@ func TestFloodOfRequestsToBlockedHandlers(t *testing.T) {
 			return floodResult{}, ctx.Err()
 		})
 		opts := &rpc.Options{Handler: reg, MaxFrameSize: 64 << 10, MaxWriteQueue: 64 << 10,
-			MaxConcurrentRequests: slots, MaxWaitingRequests: room, MaxWaitingBytes: 1 << 20}
+			MaxConcurrentRequests: slots, MaxWaiting: room, MaxWaitingBytes: 1 << 20}
 		f := startFlood(opts)
 		defer f.end()
 		replies := make(chan [2]int, 1)

@@ -7,35 +7,37 @@ import (
 	"github.com/linerpc/linerpc/internal/wire"
 )
 
-// This side's calls and notifications. A caller's goroutine only encodes
-// its frame, queues it and waits: the frame is written, and the response
-// read, by goroutines of the Conn (but for the lone write of sender's
-// fromCaller). So the wait ends with the context whatever the peer does,
+// This side's calls and notifications. A caller's goroutine encodes its
+// frame, queues it, and waits for its outcome; it writes its own frame,
+// and reads its own response, only where its wait still ends as a wait
+// must (see mayWrite in writer.go and mayRead below): with its context, or
+// with Close. So the wait ends with the context whatever the peer does,
 // and a frame that no Write has taken yet is withdrawn.
 //
 // A call ends in exactly one way, by whoever takes it out of the table
-// first: its response (the read loop), its context (the caller), the end
-// of the connection (setPhase), or a frame that could not be queued.
+// first: its response (the reader, which hands it to the line: the caller
+// gets it in its turn), its context (the caller), the end of the
+// connection (setPhase), or a frame that could not be queued.
 
 // call is one call awaiting its response.
 type call struct {
+	id   uint64
 	done chan struct{} // buffered: whoever settles the call never blocks
 	// result is a copy of the raw result, which the caller decodes on its
 	// own goroutine: into a value on its stack, and in parallel with other
-	// callers rather than on the read loop.
+	// callers rather than on the reader.
 	result    []byte
 	hasResult bool // the response had a result member
 	err       error
-	// notesAhead, when not zero, is the count of the peer's notifications
-	// admitted before the response was read (inbox.notesIn), some not yet
-	// handled then: the call returns once they have been (awaitNotes).
-	notesAhead uint64
-}
-
-// callTable is the calls awaiting their responses, by the id of their
-// request. It is part of the state.
-type callTable struct {
-	byID map[uint64]*call
+	// handler is the handler that made the call with its context (nil for
+	// any other caller): the call is its yield, and the response its turn
+	// again (line.go).
+	handler *job
+	// entry is the response's place in the line while it waits for its
+	// turn (under Conn.mu).
+	entry *job
+	// mayRead: the caller may read its own response (see mayRead).
+	mayRead bool
 }
 
 // maxPooledResult bounds the result buffer a call kept for reuse holds.
@@ -55,7 +57,7 @@ func (c *Conn) newCall() *call {
 
 // release gives a settled call back to its Conn for reuse.
 func (c *Conn) release(pc *call) {
-	pc.err, pc.hasResult, pc.notesAhead = nil, false, 0
+	pc.err, pc.hasResult, pc.handler, pc.mayRead = nil, false, nil, false
 	if cap(pc.result) > maxPooledResult {
 		pc.result = nil
 	}
@@ -63,28 +65,42 @@ func (c *Conn) release(pc *call) {
 	c.callPool.Put(pc)
 }
 
-// take removes the call with id from the table and returns it, or nil.
-func (t *callTable) take(id uint64) *call {
-	pc := t.byID[id]
-	if pc != nil {
-		delete(t.byID, id)
+// fill records the outcome the response env gives the call. docs/wire.md
+// §2.7: an error member that is an object or an array rejects the call;
+// any other error member is ignored.
+func (pc *call) fill(env *wire.Envelope) {
+	if k := env.Error.Kind; k == wire.Object || k == wire.Array {
+		pc.err = parseErrorObject(env.Error)
+	} else if env.Result.Kind != wire.Absent {
+		pc.result = append(pc.result[:0], env.Result.Raw...)
+		pc.hasResult = true
 	}
-	return pc
 }
 
-// lone reports whether at most one call is pending: a lone call may write
-// its own request (see fromCaller), where the requests of concurrent calls
-// are left to queue up and go out together.
-func (t *callTable) lone() bool { return len(t.byID) <= 1 }
-
-// failAll settles every call with err, after the notifications admitted
-// so far (see call.notesAhead).
-func (t *callTable) failAll(err error, notesAhead uint64) {
-	for id, pc := range t.byID {
-		delete(t.byID, id)
-		pc.err, pc.notesAhead = err, notesAhead
-		pc.done <- struct{}{}
+// register records the calls pcs, whose frame is being queued, in the
+// table, and yields the handler that makes them with its context: the
+// one call-registration rule of Call and Batch. Called under the lock.
+func (c *Conn) register(s *state, pcs ...*call) error {
+	switch {
+	case s.phase == phaseNew:
+		return ErrNotStarted
+	case s.err != nil:
+		return s.err // the input ended: no response can come
 	}
+	for _, pc := range pcs {
+		s.calls[pc.id] = pc
+	}
+	if h := pcs[0].handler; h != nil {
+		c.yield(s, h)
+	}
+	return nil
+}
+
+// mayRead reports whether a caller whose context's Done channel is stop
+// may read its own response: only when its context cannot end, so that
+// only Close ends its wait, and Close can interrupt a Read of the input.
+func (c *Conn) mayRead(stop <-chan struct{}) bool {
+	return stop == nil && c.readDeadline != nil
 }
 
 // doCall sends a request and waits for its outcome. On success it returns
@@ -126,27 +142,10 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 	if err := c.checkSize(f); err != nil {
 		return nil, err
 	}
-	// A handler calling its own peer lends its slot meanwhile (inbox.go);
-	// a notification handler lets the requests behind it start.
-	j, note := c.jobOf(ctx), c.inNote(ctx)
+	stop := ctx.Done()
 	pc := c.newCall()
-	var overload []*job
-	seq, err := c.sendWith(f, fromCaller, ctx.Done(), func(s *state) error {
-		if s.phase == phaseNew {
-			return ErrNotStarted
-		}
-		if s.err != nil {
-			return s.err // the input ended: no response can come
-		}
-		s.calls.byID[id] = pc
-		if j != nil {
-			overload = c.callStarted(s, j)
-		}
-		if note {
-			s.in.noteCalls++
-		}
-		return nil
-	})
+	pc.id, pc.handler, pc.mayRead = id, c.handlerOf(ctx), c.mayRead(stop)
+	seq, err := c.sendWith(f, fromCaller, stop, func(s *state) error { return c.register(s, pc) })
 	if err != nil {
 		putFrame(f)
 		c.release(pc)
@@ -155,49 +154,78 @@ func sendRequest[P any](ctx context.Context, c *Conn, method string, omitParams 
 		}
 		return nil, err
 	}
-	for _, w := range overload {
-		c.answerJob(w, overloadError, fromPolicy)
-		w.discard()
-	}
-	if j != nil {
-		defer c.update(func(s *state) { c.callEnded(s, j) })
-	}
-	if note {
-		defer c.update(func(s *state) { s.in.noteCalls-- })
-	}
-	if ctx.Done() == nil {
-		<-pc.done // a context that cannot end: a plain receive, cheaper than a select
-		return c.settledAfter(ctx, pc, f, seq)
-	}
-	select {
-	case <-pc.done:
-		return c.settledAfter(ctx, pc, f, seq)
-	case <-ctx.Done():
-		var written, mine bool
-		c.update(func(s *state) {
-			written = !s.out.withdraw(f, seq)
-			mine = s.calls.take(id) != nil
-		})
-		if !written {
-			putFrame(f)
+	return c.awaitOutcome(ctx, pc, f, seq)
+}
+
+// awaitOutcome waits for the outcome of the call pc, whose request was queued as
+// f, seq. A caller that may read its own response reads it when nobody
+// reads (see read).
+func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64) (*call, error) {
+	stop := ctx.Done()
+	for {
+		if pc.mayRead {
+			select {
+			case <-pc.done:
+				return c.settled(pc, f, seq)
+			default:
+			}
+			c.lock()
+			if s := &c.st; s.reading == readFree {
+				s.reading = readHeld
+				s.goroutines++ // Wait waits for it as for a worker
+				c.unlock()
+				c.read(pc)
+				continue
+			}
+			c.mu.Unlock() // nothing changed
 		}
-		if !mine {
-			<-pc.done // settled first, by the response or the connection's end
-			return c.settled(pc)
+		select {
+		case <-pc.done:
+			return c.settled(pc, f, seq)
+		case <-stop:
+			return c.abandon(ctx, pc, f, seq)
 		}
-		c.release(pc)
-		if written && c.preempt != nil {
-			c.preempt.abandoned(c, id, context.Cause(ctx))
-		}
-		return nil, ctx.Err()
 	}
 }
 
-// settledAfter returns the outcome of the settled call pc, whose request
-// was queued as f, seq: when the connection's end failed it, a request
-// still queued is not sent; when its response came behind notifications
-// not yet handled, it waits for them (awaitNotes).
-func (c *Conn) settledAfter(ctx context.Context, pc *call, f *frame, seq uint64) (*call, error) {
+// abandon ends the call pc, whose context ended before its outcome came:
+// its request is withdrawn when no Write has taken it yet, and otherwise
+// the preempter learns that it was abandoned. An outcome that came first
+// stays.
+func (c *Conn) abandon(ctx context.Context, pc *call, f *frame, seq uint64) (*call, error) {
+	var written, mine bool
+	c.update(func(s *state) {
+		written = !s.out.withdraw(f, seq)
+		switch {
+		case s.calls[pc.id] == pc:
+			delete(s.calls, pc.id)
+			mine = true
+		case pc.entry != nil:
+			// Its response came, and waits for its turn: it is dropped.
+			c.remove(s, pc.entry)
+			pc.entry = nil
+			mine = true
+		}
+	})
+	if !written {
+		putFrame(f)
+	}
+	if !mine {
+		<-pc.done // delivered first, or failed by the connection's end
+		return c.outcome(pc)
+	}
+	id := pc.id
+	c.release(pc)
+	if written && c.preempt != nil {
+		c.preempt.abandoned(c, id, context.Cause(ctx))
+	}
+	return nil, ctx.Err()
+}
+
+// settled returns the outcome of the call pc, delivered, whose request was
+// queued as f, seq: when the connection's end failed it, a request still
+// queued is not sent.
+func (c *Conn) settled(pc *call, f *frame, seq uint64) (*call, error) {
 	if pc.err != nil {
 		c.update(func(s *state) {
 			if s.out.withdraw(f, seq) {
@@ -205,47 +233,17 @@ func (c *Conn) settledAfter(ctx context.Context, pc *call, f *frame, seq uint64)
 			}
 		})
 	}
-	if pc.notesAhead != 0 {
-		c.awaitNotes(ctx, pc.notesAhead)
-	}
-	return c.settled(pc)
+	return c.outcome(pc)
 }
 
-// awaitNotes waits until the peer's first n notifications have been
-// handled, as the TypeScript transport has them handled before a response
-// written after them: a call returns after the notifications the peer
-// wrote ahead of its response. A call made from a notification handler,
-// with its context, does not wait, as the handler it would wait for is its
-// own. The wait ends with ctx, and when the Conn closes.
-func (c *Conn) awaitNotes(ctx context.Context, n uint64) {
-	if c.inNote(ctx) {
-		return
+// outcome returns a call that ended with its response, or releases it
+// and returns its error.
+func (c *Conn) outcome(pc *call) (*call, error) {
+	if err := pc.err; err != nil {
+		c.release(pc)
+		return nil, err
 	}
-	c.awaitNotesUntil(ctx, func(in *inbox) bool { return in.notesOut >= n })
-}
-
-// inNote reports whether ctx is the context of a notification handler of
-// c's.
-func (c *Conn) inNote(ctx context.Context) bool {
-	r := RequestFromContext(ctx)
-	return r != nil && r.IsNotification() && r.conn == c
-}
-
-// awaitNotesUntil waits until done holds of the inbox, ctx ends, or the
-// Conn closes.
-func (c *Conn) awaitNotesUntil(ctx context.Context, done func(in *inbox) bool) {
-	c.lock()
-	for !done(&c.st.in) && c.st.phase != phaseClosed {
-		changed := c.st.changed.wait()
-		c.mu.Unlock() // nothing changed
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		}
-		c.lock()
-	}
-	c.mu.Unlock()
+	return pc, nil
 }
 
 // checkSize refuses a frame longer than MaxFrameSize, which the peer would
@@ -259,16 +257,6 @@ func (c *Conn) checkSize(f *frame) error {
 	return err
 }
 
-// settled returns a call that ended with its response, or releases it and
-// returns its error.
-func (c *Conn) settled(pc *call) (*call, error) {
-	if err := pc.err; err != nil {
-		c.release(pc)
-		return nil, err
-	}
-	return pc, nil
-}
-
 // decodeResult decodes the call's result into *r (an absent result leaves
 // it as it is) and releases the call.
 func decodeResult[R any](c *Conn, pc *call, r *R) error {
@@ -280,50 +268,6 @@ func decodeResult[R any](c *Conn, pc *call, r *R) error {
 		return fmt.Errorf("%w: %w", ErrInvalidResult, err)
 	}
 	return nil
-}
-
-// settle ends the call that the response env answers: the read loop has
-// read it. Ids match by JSON type and value (wire.IntegerID): this side
-// sends integer ids, so a string id never matches, and a number matches
-// when it denotes the same integer (5, 5.0 and 5e0 alike, as JavaScript
-// peers compare them). It reports false when no call awaits it.
-func (c *Conn) settle(env *wire.Envelope) bool {
-	var pc *call
-	if n, ok := wire.IntegerID(env.ID); ok && n > 0 {
-		c.lock()
-		s := &c.st
-		if pc = s.calls.take(uint64(n)); pc != nil {
-			pc.notesAhead = s.in.notesAhead()
-		}
-		c.unlock()
-	}
-	if pc == nil {
-		return false
-	}
-	// docs/wire.md §2.7: an error member that is an object or an array
-	// rejects the call; any other error member is ignored.
-	if k := env.Error.Kind; k == wire.Object || k == wire.Array {
-		pc.err = parseErrorObject(env.Error)
-	} else if env.Result.Kind != wire.Absent {
-		pc.result = append(pc.result[:0], env.Result.Raw...)
-		pc.hasResult = true
-	}
-	pc.done <- struct{}{}
-	return true
-}
-
-// failCall ends the call with id, if it still awaits its response, with
-// err: the response came, but could not be read (see Conn.skipped).
-func (c *Conn) failCall(id uint64, err error) bool {
-	c.lock()
-	pc := c.st.calls.take(id)
-	c.unlock()
-	if pc == nil {
-		return false
-	}
-	pc.err = err
-	pc.done <- struct{}{}
-	return true
 }
 
 // Call sends a request for method with params and decodes the result into

@@ -131,10 +131,14 @@ func members(params json.RawMessage) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// cancelling is the preempter of a CancelPolicy: the policy's
-// notification names a request of the peer's, which it retires; a call of
-// this side's abandoned after it was written is named to the peer in the
-// policy's notification.
+// cancelling is a CancelPolicy at work in a Conn. It acts on frames
+// outside the line: it claims the policy's notification method, whose
+// frames the reader hands it as they are read, before anything is queued
+// (preempt), as every JavaScript peer handles a cancellation at once; and
+// it learns of this side's calls that their context abandoned after their
+// request was written (abandoned). It acts through two primitives of the
+// Conn's: retire, which ends a request of the peer's, and the frames it
+// sends (fromPolicy). The line knows nothing else of it.
 type cancelling struct {
 	p       CancelPolicy
 	retired retirement // how a cancelled request is answered
@@ -147,8 +151,12 @@ func newCancelling(p CancelPolicy) *cancelling {
 	return &cancelling{p: p, retired: retirement{reply: p.Reply, keepResult: p.Reply != nil}}
 }
 
-func (x *cancelling) claims(method []byte) bool { return string(method) == x.p.Method }
+// claims reports whether x takes notifications of method.
+func (x *cancelling) claims(method []byte) bool { return x != nil && string(method) == x.p.Method }
 
+// preempt acts on a cancel notification, with its params (valid JSON, nil
+// when absent; valid during the call only). What it returns is reported
+// as the notification's drop: 0 when it took it.
 func (x *cancelling) preempt(c *Conn, params json.RawMessage) (DropReason, error) {
 	id, reason, err := x.p.ParseParams(params)
 	if err != nil {
@@ -168,6 +176,9 @@ func (x *cancelling) preempt(c *Conn, params json.RawMessage) (DropReason, error
 	return 0, nil
 }
 
+// abandoned learns that the call with id was forgotten because its
+// context ended with cause, after its request was written: the peer is
+// sent the policy's notification.
 func (x *cancelling) abandoned(c *Conn, id uint64, cause error) {
 	if cause == nil {
 		cause = context.Canceled
@@ -185,4 +196,52 @@ func (x *cancelling) abandoned(c *Conn, id uint64, cause error) {
 	if _, err := c.send(f, fromPolicy, nil); err != nil {
 		putFrame(f)
 	}
+}
+
+// retirement is how a request the peer cancelled is answered (see retire).
+type retirement struct {
+	reply      *Error // the answer; nil: none at all
+	keepResult bool   // a result its handler returned is sent instead
+}
+
+// answer returns the answer of a retired request whose handler returned
+// the response f or the error err: nil and nil when it is not answered.
+func (r *retirement) answer(f *frame, err error) (*frame, error) {
+	if r.keepResult && err == nil {
+		return f, nil
+	}
+	putFrame(f)
+	if r.reply == nil {
+		return nil, nil
+	}
+	return nil, r.reply
+}
+
+// retire ends every request of the peer's in hand whose id has the match
+// key id (wire.KeyOfID: the same rule by which responses match calls): its
+// context ends with cause, and it is answered as r says. A request still
+// waiting for its turn never runs: it is taken out of the line and
+// answered at once. It reports whether any request had that id. Called by
+// the reader.
+func (c *Conn) retire(id wire.IDKey, cause error, r *retirement) bool {
+	var found bool
+	var ended []*job
+	c.lock()
+	s := &c.st
+	for j := s.line.byID[id]; j != nil; {
+		next := j.sameID
+		found = true
+		if j.retired.CompareAndSwap(nil, r) {
+			ended = append(ended, j)
+			if c.remove(s, j) {
+				c.answerNow(s, j, r.reply)
+			}
+		}
+		j = next
+	}
+	c.unlock()
+	for _, j := range ended {
+		j.end(cause)
+	}
+	return found
 }

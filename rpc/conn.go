@@ -12,25 +12,26 @@ import (
 )
 
 // Conn is one end of a JSON-RPC 2.0 connection over a byte stream: it reads
-// LF-terminated frames from r, dispatches requests and notifications to its
-// Registry, settles its own calls with the responses, and writes frames to
-// w, whole frames only: a frame is never split across writes, and frames
-// that queue up behind a slow Write go out together. Both ends are alike: a
-// Conn can serve and call at the same time.
+// frames from r, dispatches requests and notifications to its Registry in
+// the order of the line (see the package documentation), settles its own
+// calls with the responses, and writes frames to w, whole frames only: a
+// frame is never split across writes, and frames that queue up behind a
+// slow Write go out together. Both ends are alike: a Conn can serve and
+// call at the same time.
 //
-// A Conn runs on goroutines of its own: one read loop while it reads, one
-// per running request handler, one that runs the notification handlers
-// while notifications wait, and one while frames are being written. A
-// caller's goroutine never does the peer's work: it encodes its frame and
-// waits, and the wait ends with its context or with Close.
+// A Conn runs on goroutines of its own, its workers: one reads while there
+// is input to read, one runs each handler whose turn has come, and one
+// writes while frames wait. A caller's goroutine never does the peer's
+// work: it encodes its frame and waits, and the wait ends with its context
+// or with Close (a lone caller may write its own frame and read its own
+// response, where that wait still ends so).
 //
 // A Conn never closes r or w: they belong to the caller.
 type Conn struct {
 	framing       Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
 	framer        framer
-	batches       bool           // Options.Batches
-	readDeadline  readDeadliner  // the input's, when it has one
-	writeDeadline writeDeadliner // the output's, when it has one
+	readDeadline  readDeadliner  // the input's, when it has one that works
+	writeDeadline writeDeadliner // the output's, likewise
 	w             io.Writer
 	writeTimeout  time.Duration
 
@@ -38,27 +39,26 @@ type Conn struct {
 	maxFrameSize  int
 	onDrop        func(Drop)
 	log           *slog.Logger
-	preempt       preempter // nil: no cancellation on the wire
-	intercept     ServeFunc // the serving interceptors' chain; nil without one
-	interceptCall CallFunc  // the calling interceptors' chain; nil without one
+	preempt       *cancelling // nil: no cancellation on the wire
+	intercept     ServeFunc   // the serving interceptors' chain; nil without one
+	interceptCall CallFunc    // the calling interceptors' chain; nil without one
 
 	// ctx is the parent of the handlers' contexts; it is cancelled when
 	// the Conn closes, with why as its cause. It carries the Conn for
 	// ConnFromContext.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	done   chan struct{} // closed when the Conn ends (see unlock)
-	idle   chan work     // idle workers wait on it (workers.go)
+	done   chan struct{} // closed when the Conn ends (see setPhase)
+	wake   chan struct{} // parked workers wait on it (worker.go)
 	lastID atomic.Uint64 // the id of the last request sent
 	// callPool keeps settled calls for reuse (see newCall).
 	callPool sync.Pool
-	// lastNote is the notification runner's last context (see
-	// noteContext); one runner runs at a time, under the state's lock.
-	lastNote *noteContext
 	warned   atomic.Bool // a framing warning was logged (see framingWarning)
 	// batchHeld counts the bytes of the responses held for the peer's
 	// batches (batch.go), bounded by MaxFrameSize.
 	batchHeld atomic.Int64
+	// rd is the reader's: whoever holds the reading role (read.go).
+	rd reader
 
 	mu sync.Mutex
 	st state // see state.go: changed only between lock and unlock
@@ -69,8 +69,6 @@ type Conn struct {
 type readDeadliner interface {
 	SetReadDeadline(t time.Time) error
 }
-
-type connKey struct{}
 
 // NewConn returns a connection that reads frames from r and writes frames to
 // w. It does not read until Start is called; notifications may be sent
@@ -85,21 +83,23 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	}
 	c := &Conn{
 		framing:      opts.framing(),
-		batches:      opts.batches(),
 		w:            w,
 		writeTimeout: opts.writeTimeout(),
 		reg:          opts.handler(),
 		maxFrameSize: opts.maxFrameSize(),
 		onDrop:       opts.onDrop(),
 		log:          opts.logger(),
+		preempt:      opts.cancellation(),
 		done:         make(chan struct{}),
-		idle:         make(chan work),
+		wake:         make(chan struct{}),
 	}
 	c.framer = newFramer(c.framing, r, c.maxFrameSize, func() { c.update(func(*state) {}) })
-	c.readDeadline, _ = r.(readDeadliner)
-	c.writeDeadline, _ = w.(writeDeadliner)
-	if p := opts.cancellation(); p != nil {
-		c.preempt = p
+	// A deadline that cannot be set (a file without one) is none.
+	if d, ok := r.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		c.readDeadline = d
+	}
+	if d, ok := w.(writeDeadliner); ok && d.SetWriteDeadline(time.Time{}) == nil {
+		c.writeDeadline = d
 	}
 	if in := opts.intercept(); in != nil {
 		c.intercept = in(serveHandler)
@@ -108,15 +108,17 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 		c.interceptCall = in(sendCall)
 	}
 	c.ctx, c.cancel = context.WithCancelCause(opts.baseContext())
-	c.ctx = context.WithValue(c.ctx, connKey{}, c)
-	in := &c.st.in
-	in.slots = opts.maxConcurrentRequests()
-	in.maxWaiting = opts.maxWaitingRequests()
-	in.maxBytes = opts.maxWaitingBytes()
+	c.ctx = context.WithValue(c.ctx, connKey, c)
+	c.rd = reader{preempt: c.preempt, reg: c.reg, batches: opts.batches()}
+	c.rd.scanner.LazyParams = true // typed handlers' decoders check params (see parse.go)
+	l := &c.st.line
+	l.slots = opts.maxConcurrentRequests()
+	l.room = opts.maxWaiting()
+	l.roomBytes = opts.maxWaitingBytes()
 	if c.preempt != nil {
-		in.byID = &idIndex{m: make(map[wire.IDKey]*job)}
+		l.byID = make(map[wire.IDKey]*job)
 	}
-	c.st.calls.byID = make(map[uint64]*call)
+	c.st.calls = make(map[uint64]*call)
 	c.st.out.max = opts.maxWriteQueue()
 	return c
 }
@@ -124,7 +126,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 // ConnFromContext returns the Conn whose handler received ctx, or nil. A
 // handler uses it to call or notify the peer that sent the request.
 func ConnFromContext(ctx context.Context) *Conn {
-	c, _ := ctx.Value(connKey{}).(*Conn)
+	c, _ := ctx.Value(connKey).(*Conn)
 	return c
 }
 
@@ -136,9 +138,7 @@ func (c *Conn) Start() {
 			return
 		}
 		c.setPhase(s, phaseOpen, nil)
-		s.reading = true
-		s.goroutines++
-		go c.readLoop()
+		s.reading = readFree // staff starts a worker to read
 	})
 }
 
@@ -170,12 +170,7 @@ func (c *Conn) Err() error {
 // cannot interrupt, is waited for.
 func (c *Conn) Wait() error {
 	c.lock()
-	for c.st.phase != phaseClosed || c.st.goroutines > 0 {
-		changed := c.st.changed.wait()
-		c.mu.Unlock() // nothing changed
-		<-changed
-		c.lock()
-	}
+	c.await(&c.st.changed, nil, func(s *state) bool { return s.phase == phaseClosed && s.goroutines == 0 })
 	err := c.st.err
 	c.mu.Unlock()
 	return err
@@ -218,17 +213,11 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	c.lock()
-	for c.st.phase != phaseClosed {
-		changed := c.st.changed.wait()
-		c.mu.Unlock() // nothing changed
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			c.Close()
-			return ctx.Err()
-		}
-		c.lock()
-	}
+	closed := c.await(&c.st.changed, ctx.Done(), func(s *state) bool { return s.phase == phaseClosed })
 	c.mu.Unlock()
+	if !closed {
+		c.Close()
+		return ctx.Err()
+	}
 	return nil
 }

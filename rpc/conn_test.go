@@ -190,14 +190,16 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 		<-release
 		return echoResult{Echo: p.Text}, nil
 	})
-	read := make(chan struct{}, 1)
-	rpc.HandleNotification(reg, tick, func(context.Context, rpc.NoParams) { read <- struct{}{} })
 	drops := make(chan rpc.Drop, 4)
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1, OnDrop: func(d rpc.Drop) { drops <- d }})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"running"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"queued"}}`)
-	p.Send(`{"jsonrpc":"2.0","method":"tick"}`) // frames are read in order: once it is handled, both requests were read
-	within(t, read, "the tick notification")
+	// Frames are read in order: once this one, which has no handler, is
+	// dropped, both requests were read.
+	p.Send(`{"jsonrpc":"2.0","method":"probe"}`)
+	if d := within(t, drops, "the probe's drop"); d.Reason != rpc.DropUnhandledNotification {
+		t.Fatalf("dropped as %v, want DropUnhandledNotification", d.Reason)
+	}
 	close(entered)
 	if err := within(t, shutdown, "Shutdown called by a handler to return"); err != nil {
 		t.Fatalf("Shutdown from the handler = %v", err)

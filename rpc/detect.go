@@ -11,7 +11,7 @@ import (
 // first) to that framing's framer for good.
 //
 // The choice is published once, through chosen, before decided is called;
-// the read loop is the only goroutine that reads inner before then.
+// the reader is the only goroutine that reads inner before then.
 // Frames sealed before the choice are left unsealed (frame.unsealed), and
 // sendWith waits for the choice before it queues them (writer.go).
 type detecting struct {

@@ -112,7 +112,7 @@
 // answered to answer it. A notification does not wait for the requests
 // read before it. Requests are handled on goroutines of the Conn, at most
 // Options.MaxConcurrentRequests at once; further requests wait in arrival
-// order, in a waiting room bounded by Options.MaxWaitingRequests and
+// order, in a waiting room bounded by Options.MaxWaiting and
 // Options.MaxWaitingBytes, while reading goes on, so the responses to this
 // side's own calls are never held behind them. Responses may leave in
 // another order than the requests came; peers match them by id.

@@ -22,7 +22,7 @@ const (
 )
 
 // CodeOverloaded answers a request that found every handler slot taken and
-// the waiting room full (see Options.MaxWaitingRequests): the request was
+// the waiting room full (see Options.MaxWaiting): the request was
 // not run, and the peer may send it again later. It is in the range that
 // JSON-RPC 2.0 leaves to servers, clear of the codes MCP and LSP use.
 const CodeOverloaded Code = -32050
@@ -84,11 +84,4 @@ var (
 	// CancelPolicy). It is wrapped with the peer's reason when the peer
 	// gave one.
 	ErrPeerCancelled = errors.New("rpc: request cancelled by the peer")
-	// ErrCallInNotificationHandler was returned by a call that a
-	// notification handler made to its own Conn while notification
-	// handlers ran on the read loop.
-	//
-	// Deprecated: notification handlers run on a goroutine of their own
-	// now, and may call their peer; no call returns this error.
-	ErrCallInNotificationHandler = errors.New("rpc: call from a notification handler to its own Conn")
 )

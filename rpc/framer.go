@@ -6,7 +6,7 @@ package rpc
 // Content-Length headers (contentlength.go), or either, as the peer's
 // first bytes decide (detect.go).
 type framer interface {
-	// next returns the next frame of the input, read by the read loop
+	// next returns the next frame of the input, read by the reader
 	// only. The frame's bytes are valid until the next call. A frame too
 	// long to take is skipped without being held, and reported (skipped,
 	// with its size and first bytes). At the end of the input next returns

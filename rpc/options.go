@@ -14,14 +14,16 @@ const (
 	// a Conn reads; a longer line is skipped and reported as DropOversize.
 	DefaultMaxFrameSize = 64 << 20
 	// DefaultMaxConcurrentRequests is how many request handlers a Conn runs
-	// at once; further requests wait, in arrival order, for a free slot.
+	// at once that have not yielded; further requests wait, in arrival
+	// order, for a free slot.
 	DefaultMaxConcurrentRequests = 256
-	// DefaultMaxWaitingRequests is how many requests may wait for a
-	// handler slot; further requests are answered with CodeOverloaded.
-	DefaultMaxWaitingRequests = 1024
-	// DefaultMaxWaitingBytes bounds the lines of the requests waiting for
-	// a handler slot, in bytes; a request that would pass it is answered
-	// with CodeOverloaded (one request may always wait alone).
+	// DefaultMaxWaiting is how many requests and notifications may wait
+	// for their turn; a further request is answered with CodeOverloaded,
+	// and a further notification holds the reading back.
+	DefaultMaxWaiting = 1024
+	// DefaultMaxWaitingBytes bounds the lines of the requests and
+	// notifications waiting for their turn, in bytes, as DefaultMaxWaiting
+	// bounds their count.
 	DefaultMaxWaitingBytes = 16 << 20
 	// DefaultMaxWriteQueue bounds the frames waiting to be written, in
 	// bytes; a frame that does not fit waits for room (one larger than the
@@ -78,28 +80,34 @@ type Options struct {
 	// DefaultMaxFrameSize.
 	MaxFrameSize int
 
-	// MaxConcurrentRequests bounds how many request handlers run at once.
-	// Zero means DefaultMaxConcurrentRequests. Requests beyond the bound
-	// wait in arrival order; reading goes on meanwhile, so responses to
-	// this side's own calls are never held behind them.
+	// MaxConcurrentRequests bounds how many request handlers run at once
+	// without having yielded (see Yield): a handler that yielded, by
+	// calling its peer with its context or by Yield, holds no slot. Zero
+	// means DefaultMaxConcurrentRequests. Requests beyond the bound wait
+	// in arrival order; reading goes on meanwhile, so responses to this
+	// side's own calls are never held behind them. Handlers alive,
+	// yielded or not, are capped at twice the bound: a request whose turn
+	// comes at the cap is answered CodeOverloaded, and a notification
+	// handler's yield is refused (it holds the line until it returns), so
+	// that two ends calling each other back under load never wait for
+	// each other for ever.
 	MaxConcurrentRequests int
 
-	// MaxWaitingRequests bounds how many requests may wait for a handler
-	// slot (or behind an exclusive request), and MaxWaitingBytes the total
-	// length of their lines. A request that finds every slot taken and the
-	// waiting room full is answered at once with CodeOverloaded, and
-	// reading goes on. Notifications waiting for their handler have a room
-	// of the same bounds of their own (one may always wait); when it is
-	// full, reading waits until the notification handler has taken one.
-	// Zero means DefaultMaxWaitingRequests and DefaultMaxWaitingBytes; a
-	// negative MaxWaitingRequests lets no request wait.
-	MaxWaitingRequests int
-	MaxWaitingBytes    int
+	// MaxWaiting bounds how many requests and notifications may wait for
+	// their turn in the line, and MaxWaitingBytes the total length of
+	// their lines (one solo entry, a notification or an exclusive request
+	// next in line, waits outside these bounds). A request that finds no
+	// room is answered at once with CodeOverloaded, and reading goes on; a
+	// notification that finds no room holds the reading back until there
+	// is room. Zero means DefaultMaxWaiting and DefaultMaxWaitingBytes; a
+	// negative MaxWaiting lets nothing wait.
+	MaxWaiting      int
+	MaxWaitingBytes int
 
 	// MaxWriteQueue bounds the frames waiting to be written, in bytes. Zero
 	// means DefaultMaxWriteQueue. A caller whose frame does not fit waits
 	// for room with its context; a handler's reply waits with its handler
-	// slot taken; and the read loop waits before it reads on when it has a
+	// counted alive; and the reader waits before it reads on when it has a
 	// reply of its own to queue (method not found, invalid params,
 	// overloaded): a peer that sends requests without reading the replies
 	// is read no further until it does. See the package documentation for
@@ -115,7 +123,7 @@ type Options struct {
 	// no timeout.
 	WriteTimeout time.Duration
 
-	// OnDrop, when set, is called on the read loop for every line the Conn
+	// OnDrop, when set, is called by the reader for every line the Conn
 	// ignores, with the reason. It must not block for long: the next line is
 	// read after it returns.
 	OnDrop func(Drop)
@@ -147,7 +155,7 @@ type Options struct {
 }
 
 // cancellation returns the preempter of the cancellation policy, or nil.
-func (o *Options) cancellation() preempter {
+func (o *Options) cancellation() *cancelling {
 	if o == nil || o.Cancellation == nil {
 		return nil
 	}
@@ -182,14 +190,14 @@ func (o *Options) maxConcurrentRequests() int {
 	return o.MaxConcurrentRequests
 }
 
-func (o *Options) maxWaitingRequests() int {
+func (o *Options) maxWaiting() int {
 	switch {
-	case o == nil || o.MaxWaitingRequests == 0:
-		return DefaultMaxWaitingRequests
-	case o.MaxWaitingRequests < 0:
+	case o == nil || o.MaxWaiting == 0:
+		return DefaultMaxWaiting
+	case o.MaxWaiting < 0:
 		return 0
 	}
-	return o.MaxWaitingRequests
+	return o.MaxWaiting
 }
 
 func (o *Options) maxWaitingBytes() int {

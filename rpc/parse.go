@@ -15,8 +15,8 @@ import (
 
 // parse reads one frame into a message: it validates it, classifies it
 // (docs/wire.md §2.2), finds its handler, and decodes its params for a
-// typed one, on the read loop, with no effect beyond the reader's scratch:
-// what the message asks for is then done by the read loop (read.go).
+// typed one, by the reader, with no effect beyond the reader's scratch:
+// what the message asks for is then done by the reader (read.go).
 //
 // A frame's params reach a typed handler's decoder without being walked
 // twice. The scanner leaves them unchecked (wire.Scanner.LazyParams), so
@@ -31,8 +31,8 @@ import (
 // parse alone. A peer seen to write members after params has its next
 // frames scanned in full from the start, as every guess would fail.
 
-// reader is the state of the read loop's parsing; only the read loop
-// touches it.
+// reader is the state of the reading: only the goroutine that holds the
+// reading role touches it (read.go).
 type reader struct {
 	scanner wire.Scanner
 	env     wire.Envelope
@@ -41,19 +41,27 @@ type reader struct {
 	// paramsFirst says the peer's last frame with params had a member
 	// after them: guessing is not worth it.
 	paramsFirst bool
-	preempt     preempter
+	preempt     *cancelling
 	reg         *Registry
 	// batches: arrays are batches (Options.Batches). batch is the one
-	// being dispatched, if any (batch.go).
+	// being dispatched, if any (batch.go); inArray, an array's elements
+	// are being dispatched.
 	batches bool
 	batch   *inBatch
+	inArray bool
+	// responsesOnly: the reader is a caller, which handles responses only
+	// (parse returns msgLeft for anything else, before decoding it).
+	responsesOnly bool
+	// pending: in, a frame a caller left unread for a worker.
+	pending bool
+	in      inFrame
 }
 
 // maxRetainedScratch bounds the scratch buffer kept after a line with
 // invalid UTF-8, so that one huge line does not pin its repair for good.
 const maxRetainedScratch = 64 << 10
 
-// msgKind is what a frame asks of the read loop.
+// msgKind is what a frame asks of the reader.
 type msgKind uint8
 
 const (
@@ -65,6 +73,7 @@ const (
 	msgNotification                // queue the notification for the runner
 	msgPreempted                   // hand the notification to the preempter
 	msgBatch                       // dispatch each element, answer in one array (Options.Batches)
+	msgLeft                        // not a response: left to a worker (responsesOnly)
 )
 
 // message is a frame as parse read it. Its byte slices alias the frame or
@@ -109,6 +118,9 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	m = message{line: line, size: size, env: &rd.env}
 	rd.scanner.ParamsToEnd = guess
 	top, depth, err := rd.scanner.Scan(line, &rd.env)
+	if rd.responsesOnly && (err != nil || top != wire.Object) {
+		return message{kind: msgLeft}, false
+	}
 	switch {
 	case err != nil:
 		return m.dropped(DropMalformed, err), false
@@ -125,6 +137,9 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 		rd.paramsFirst = !env.ParamsLast
 	}
 	class := env.Class()
+	if rd.responsesOnly && class != wire.Response {
+		return message{kind: msgLeft}, false
+	}
 	var view *registryView
 	switch class {
 	case wire.Request, wire.Notification:

@@ -6,44 +6,74 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/wire"
 )
 
-// readLoop reads the input frame by frame, until it ends or the Conn
-// closes. A frame's trip, straight down:
+// Reading is a role: one goroutine at a time reads the input, frame by
+// frame (see worker.go). A frame's trip, straight down:
 //
 //	framer.next          the next frame, or a frame skipped (too long)
 //	  reader.parse       validate, classify, find the handler, decode params
-//	    settle           a response: the call it answers is settled
+//	    settle           a response: its call takes its turn in the line
 //	    preempt          a notification a preempter claims (cancellation)
-//	    admitNote        a notification: queued for the notification runner
-//	    admit            a request: started, waiting for a slot, held behind
-//	                     an exclusive request, or answered CodeOverloaded
+//	    queue            a request or notification: its place in the line
 //	    reply            a request answered at once (method not found,
-//	                     invalid params, overloaded), from the read loop
+//	                     invalid params, overloaded)
 //	    drop             anything else: reported, never answered
 //
-// It blocks only on the input, and on room in a bounded queue (the
-// notification queue, the write queue for a reply of its own): nothing a
-// caller does can stop it, and it never runs a handler.
-func (c *Conn) readLoop() {
-	rd := &reader{preempt: c.preempt, reg: c.reg, batches: c.batches}
-	rd.scanner.LazyParams = true // typed handlers' decoders check params (see parse.go)
-	var err error
+// A worker that reads blocks only on the input, and on room in a bounded
+// queue (the line, for a notification; the write queue, for a reply of
+// its own): that is the backpressure on a peer that sends without
+// reading. A caller that reads (call.go) handles responses only: any
+// other frame it leaves, unread, to a worker, so that a user's goroutine
+// never does the peer's work nor waits for room.
+
+// read reads frames and does what each asks, for the goroutine that holds
+// the reading role (me: a caller's call; nil for a worker), until that
+// goroutine has something else to do. A worker returns the request or
+// notification it read whose turn had come, to run it, having handed the
+// reading on (leader/follower); handedOver reports that it gave the
+// reading to the lone caller whose response it delivered, and counted
+// itself as looking for work. A caller returns once its own response was
+// read, or when a frame is not a response. Either returns when the input
+// ends or the Conn closes. It is called and returns without the lock, the
+// reading role released.
+func (c *Conn) read(me *call) (j *job, handedOver bool) {
+	rd := &c.rd
 	for {
-		var in inFrame
-		in, err = c.framer.next()
-		if c.ctx.Err() != nil {
-			err = nil // closed: the Conn's error says why
-			break
-		}
-		if err != nil {
-			if in.size > 0 {
-				c.drop(Drop{Reason: DropUnterminated, Size: in.size})
+		in := rd.in
+		if rd.pending {
+			rd.pending = false
+		} else {
+			var err error
+			in, err = c.framer.next()
+			if c.ctx.Err() != nil {
+				c.lock()
+				c.stopReading(&c.st, me) // closed: the Conn's error says why
+				c.unlock()
+				return nil, false
 			}
-			break
+			if err != nil {
+				if in.size > 0 {
+					c.drop(Drop{Reason: DropUnterminated, Size: in.size})
+				}
+				c.lock()
+				s := &c.st
+				s.reading = readOver
+				c.admitEnd(s, inputError(err))
+				c.stopReading(s, me)
+				c.unlock()
+				return nil, false
+			}
+		}
+		if me != nil {
+			if stop := c.readAsCaller(rd, in, me); stop {
+				return nil, false
+			}
+			continue
 		}
 		if in.skipped {
 			c.skipped(in)
@@ -52,34 +82,86 @@ func (c *Conn) readLoop() {
 		if in.warning != nil {
 			c.framingWarning(in.warning)
 		}
-		c.dispatch(rd, in.body)
-	}
-	c.update(func(s *state) {
-		s.reading = false
-		s.goroutines--
-		switch {
-		case s.phase == phaseClosed:
-			if c.readDeadline != nil {
-				c.readDeadline.SetReadDeadline(time.Time{}) // give the stream back as it was
-			}
-		case errors.Is(err, io.EOF):
-			c.setPhase(s, phaseEnded, ErrInputEnded)
-		default:
-			c.setPhase(s, phaseEnded, fmt.Errorf("rpc: reading input: %w", err))
+		if j, stop, handedOver := c.dispatch(rd, in.body); stop {
+			return j, handedOver
 		}
-	})
+	}
 }
 
-// dispatch does what one frame asks (see readLoop).
-func (c *Conn) dispatch(rd *reader, raw []byte) {
+// readAsCaller handles the frame in for the caller whose call is me: a
+// response settles its call, any other frame is left to a worker. It
+// reports stop, with the reading role released, when me was settled or a
+// frame was left.
+func (c *Conn) readAsCaller(rd *reader, in inFrame, me *call) (stop bool) {
+	if !in.skipped {
+		rd.responsesOnly = true
+		m := rd.parse(in.body)
+		rd.responsesOnly = false
+		switch m.kind {
+		case msgBlank:
+			return false
+		case msgResponse:
+			if pc, _ := c.settle(m.env, me, false); pc != me {
+				if pc == nil {
+					c.drop(m.dropAs(DropUnmatchedResponse))
+				}
+				return false
+			}
+			return true
+		}
+	}
+	rd.in, rd.pending = in, true
+	c.lock()
+	s := &c.st
+	c.stopReading(s, me)
+	if s.reading == readFree {
+		s.reading = readLeft
+	}
+	c.unlock()
+	return true
+}
+
+// stopReading releases the reading role, which the goroutine of me (nil:
+// a worker) held. Called under the lock.
+func (c *Conn) stopReading(s *state, me *call) {
+	if s.reading == readHeld {
+		s.reading = readOver
+		if s.phase == phaseOpen || s.phase == phaseDraining {
+			s.reading = readFree
+		}
+	}
+	if s.phase == phaseClosed && c.readDeadline != nil {
+		c.readDeadline.SetReadDeadline(time.Time{}) // give the stream back as it was
+	}
+	if me != nil {
+		s.goroutines--
+	}
+}
+
+// inputError is the reason the end of the input, or its failure, gives
+// the Conn.
+func inputError(err error) error {
+	if errors.Is(err, io.EOF) {
+		return ErrInputEnded
+	}
+	return fmt.Errorf("rpc: reading input: %w", err)
+}
+
+// dispatch does what the frame raw asks, for a worker that reads. It
+// reports stop when the worker is to stop reading, having released the
+// reading role: with j, the handler whose turn came, to run; or having
+// handed the reading over to a lone caller (see settle).
+func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop, handedOver bool) {
 	m := rd.parse(raw)
 	switch m.kind {
 	case msgDrop:
 		c.drop(m.dropReport())
 	case msgResponse:
-		if !c.settle(m.env) {
+		pc, handedOver := c.settle(m.env, nil, !rd.inArray)
+		if pc == nil {
 			c.drop(m.dropAs(DropUnmatchedResponse))
 		}
+		return nil, handedOver, handedOver
 	case msgPreempted:
 		if reason, err := c.preempt.preempt(c, m.env.Params.Raw); reason != 0 {
 			d := m.dropAs(reason)
@@ -93,71 +175,124 @@ func (c *Conn) dispatch(rd *reader, raw []byte) {
 		f := c.errorFrame(m.env.ID.Raw, string(m.method), m.reply)
 		if rd.batch != nil {
 			rd.batch.expect()
-			c.batchAnswered(rd.batch, m.env.ID.Raw, f, fromReadLoop)
+			array, last := rd.batch.answered(c, m.env.ID.Raw, f)
+			c.sendBatch(array, last, fromReadLoop)
 		} else {
 			c.reply(f, fromReadLoop)
 		}
-	case msgNotification:
-		c.queueNote(m)
-	case msgRequest:
-		c.queueRequest(rd, m)
+	case msgNotification, msgRequest:
+		j, stop = c.queue(rd, &m)
+		return j, stop, false
 	case msgBatch:
 		c.dispatchBatch(rd, m)
 	}
+	return nil, false, false
 }
 
-// queueRequest admits the request m to the inbox, or answers or drops it.
-func (c *Conn) queueRequest(rd *reader, m message) {
-	name := m.entry.nameOr(m.method)
-	j := newJob(c, m.entry, name, m.env.ID.Raw, m.t, int(m.size))
-	if j.batch = rd.batch; j.batch != nil {
+// queue places the request or notification m in the line, or answers or
+// drops it. When its turn has come (or another's), the worker that read it
+// takes it, and hands the reading on: it reports stop, with the job to
+// run. A notification that finds the line full waits for room, holding
+// the reading back (the backpressure rule).
+func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
+	var id []byte
+	if m.kind == msgRequest {
+		id = m.env.ID.Raw
+	}
+	j := newJob(c, m.entry, m.entry.nameOr(m.method), id, m.t, int(m.size))
+	if id != nil && rd.batch != nil {
+		j.batch = rd.batch
 		j.batch.expect() // before it may run and answer
 	}
-	var a admission
-	c.update(func(s *state) { a = c.admit(s, j) })
+	c.lock()
+	s := &c.st
+	a := c.admit(s, j)
+	if a == full {
+		c.await(&s.changed, nil, func(s *state) bool {
+			a = c.admit(s, j)
+			return a != full
+		})
+	}
+	if a == admitted {
+		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld {
+			next := s.line.ready.pop()
+			s.reading = readFree // to a follower (staff)
+			c.unlock()
+			return next, true
+		}
+		c.unlock()
+		return nil, false
+	}
+	c.unlock()
+	j.discard()
 	switch a {
 	case overloaded:
-		j.discard()
 		c.answerJob(j, overloadError, fromReadLoop)
 	case late:
-		j.discard()
 		c.unanswered(j, fromReadLoop)
-		c.drop(m.dropAs(DropShutdown))
-	case refused:
-		j.discard()
+		d := m.dropAs(DropShutdown)
+		d.Method = j.req.Method
+		c.drop(d)
+	default: // refused: the Conn is closed
 		c.unanswered(j, fromReadLoop)
 	}
+	return nil, false
 }
 
 // overloadError answers a request that found the handler slots and the
-// waiting room full.
+// waiting room full, or whose turn came with as many handlers alive as the
+// cap lets be.
 var overloadError = &Error{Code: CodeOverloaded, Message: "server overloaded: too many requests in progress"}
 
-// queueNote queues the notification m for the notification runner, waiting
-// for room in its queue while the Conn lives (the backpressure rule).
-func (c *Conn) queueNote(m message) {
-	n := note{t: m.t, method: m.entry.nameOr(m.method), size: int(m.size)}
-	c.lock()
-	for {
-		a, ok := c.admitNote(&c.st, n)
-		if !ok {
-			changed := c.st.changed.wait()
-			c.mu.Unlock() // nothing changed
-			<-changed
-			c.lock()
-			continue
-		}
-		c.unlock()
-		if a != admitted {
-			n.t.release()
-		}
-		if a == late {
-			d := m.dropAs(DropShutdown)
-			d.Method = n.method
-			c.drop(d)
-		}
-		return
+// settle hands the response env to the call it answers, which takes its
+// turn in the line: delivered at once, or once the entries before it have
+// yielded. It returns the call, or nil when none awaits the response. Ids
+// match by JSON type and value (wire.IntegerID): this side sends integer
+// ids, so a string id never matches, and a number matches when it denotes
+// the same integer (5, 5.0 and 5e0 alike, as JavaScript peers compare
+// them).
+//
+// A worker that delivers the response of a lone call, whose caller may
+// read, hands the reading over to it (mayHandOver: not inside an array): it lets the role go,
+// yields the processor to the caller it woke, and reports handedOver. The
+// caller, back for its next call, finds the role free and reads its own
+// response then; the worker, counted as looking for work, takes the role
+// back if the caller did not. So a program that makes one call after
+// another reads its responses itself, with no hand-off, while the input
+// is never left unread longer than one turn of the scheduler.
+func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call, handedOver bool) {
+	n, ok := wire.IntegerID(env.ID)
+	if !ok || n <= 0 {
+		return nil, false
 	}
+	c.lock()
+	s := &c.st
+	if pc = s.calls[uint64(n)]; pc == nil {
+		c.mu.Unlock() // nothing changed
+		return nil, false
+	}
+	delete(s.calls, uint64(n))
+	now := c.admitResponse(s, pc)
+	if !now {
+		pc.fill(env) // before it may be delivered, once the lock is let go
+	}
+	switch {
+	case pc == me:
+		c.stopReading(s, me)
+	case mayHandOver && now && pc.mayRead && len(s.calls) == 0:
+		s.reading = readFree
+		s.looking++ // this worker: it looks again after the caller ran
+		handedOver = true
+	}
+	c.unlock()
+	if now {
+		pc.fill(env)
+		pc.done <- struct{}{}
+	}
+	if handedOver {
+		runtime.Gosched()
+	}
+	return pc, handedOver
 }
 
 // skipped acts on a frame the framer skipped as too long: it is reported,
@@ -174,10 +309,24 @@ func (c *Conn) skipped(in inFrame) {
 	if !ok {
 		return
 	}
-	if n, ok := wire.IntegerID(id); ok && n > 0 {
-		c.failCall(uint64(n), fmt.Errorf("%w: the response was %d bytes, longer than the %d bytes a frame may have (Options.MaxFrameSize)",
-			ErrFrameTooLarge, in.size, c.maxFrameSize))
+	n, ok := wire.IntegerID(id)
+	if !ok || n <= 0 {
+		return
 	}
+	c.lock()
+	s := &c.st
+	pc := s.calls[uint64(n)]
+	if pc == nil {
+		c.mu.Unlock() // nothing changed
+		return
+	}
+	delete(s.calls, uint64(n))
+	pc.err = fmt.Errorf("%w: the response was %d bytes, longer than the %d bytes a frame may have (Options.MaxFrameSize)",
+		ErrFrameTooLarge, in.size, c.maxFrameSize)
+	if c.admitResponse(s, pc) {
+		pc.done <- struct{}{}
+	}
+	c.unlock()
 }
 
 // framingWarning logs a fault of a frame's framing that did not keep it

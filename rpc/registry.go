@@ -27,11 +27,12 @@ type registryView struct {
 }
 
 // entry knows how to decode one method's frames into tasks. The functions
-// run on the read loop; params aliases the frame, so they decode it before
+// run on the reader; params aliases the frame, so they decode it before
 // they return. Their errors are those of decodeParamsOf.
 type entry struct {
 	name         string
-	exclusive    bool // registered with HandleExclusive
+	exclusive    bool // registered Exclusive: it runs alone
+	async        bool // registered Async: it yields as it starts
 	request      func(params paramsIn) (task, error)
 	notification func(params paramsIn) (task, error)
 }
@@ -102,41 +103,64 @@ func (r *Registry) add(name string, e *entry) {
 	})
 }
 
+// HandleOption sets how a handler takes its turn in the line (see
+// "Order" in the package documentation). The options are Exclusive and
+// Async; they may not be combined.
+type HandleOption uint8
+
+const (
+	// Exclusive makes a request run alone, as a notification does: it
+	// starts once everything read before it has yielded, and nothing read
+	// after it starts until it yields (returns, calls its peer with its
+	// context, or calls Yield). It is how a handshake ("initialize") or a
+	// "shutdown" reads as it does in a JavaScript server: a request
+	// written before it is served before it, and one written after it
+	// sees what it did. For requests only.
+	Exclusive HandleOption = 1 << iota
+	// Async makes a handler yield as it starts: it still starts in its
+	// turn, but nothing behind it waits for it, as with jsonrpc2.Async in
+	// x/tools. For a handler that does not depend on what follows it, and
+	// that waits or works long (a timer, a long computation, a stream).
+	Async
+)
+
+// options returns the options opts set, refusing a misuse with a panic at
+// the registration that made it.
+func options(name string, notification bool, opts []HandleOption) (exclusive, async bool) {
+	var o HandleOption
+	for _, x := range opts {
+		o |= x
+	}
+	switch {
+	case o&^(Exclusive|Async) != 0:
+		panic(fmt.Sprintf("rpc: %q registered with an unknown HandleOption %d", name, o))
+	case o == Exclusive|Async:
+		panic(fmt.Sprintf("rpc: %q registered both Exclusive and Async: an exclusive handler holds what follows it, an Async one holds nothing", name))
+	case notification && o&Exclusive != 0:
+		panic(fmt.Sprintf("rpc: notification %q registered Exclusive: a notification runs alone already", name))
+	}
+	return o&Exclusive != 0, o&Async != 0
+}
+
 // Handle registers h as the handler of the request method m. The params of
-// each request are decoded into P on the read loop; h then runs on a
-// goroutine of the Conn (at most Options.MaxConcurrentRequests at once),
-// with a context of the request's own (see RequestFromContext) that ends
-// when the peer cancels the request (Options.Cancellation), when Close
-// ends the connection, or when h returns, and its result is sent as the
-// response. A returned *Error is sent as is; any other error is sent as
+// each request are decoded into P as it is read; h then runs on a
+// goroutine of the Conn once its turn has come (see "Order" in the
+// package documentation, and opts: Exclusive, Async), with a context of
+// the request's own (see RequestFromContext) that ends when the peer
+// cancels the request (Options.Cancellation), when Close ends the
+// connection, or when h returns, and its result is sent as the response.
+// A returned *Error is sent as is; any other error is sent as
 // CodeInternalError with the error's text. Params that do not decode into
 // P are answered with CodeInvalidParams without calling h. A panic in h,
 // or in the encoding of its result, is recovered and answered with
 // CodeInternalError; the connection lives on.
-func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
-	handle(reg, m, h, false)
-}
-
-// HandleExclusive registers h as the handler of the request method m, as
-// Handle does, for a method that must run alone: a request for m starts
-// only once every request read before it has finished, and the requests
-// read after it start only once it has returned. It is how a handshake
-// ("initialize") or a "shutdown" reads as it does in a JavaScript server,
-// whose handlers start in arrival order: a request written before the
-// handshake is served (and refused) before it, and one written after is
-// served after it. Notifications are not held by it: they keep their own
-// order. Requests held behind it wait in the waiting room
-// (Options.MaxWaitingRequests).
-func HandleExclusive[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error)) {
-	handle(reg, m, h, true)
-}
-
-func handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error), exclusive bool) {
+func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context, params P) (R, error), opts ...HandleOption) {
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
+	exclusive, async := options(m.name, false, opts)
 	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
-	reg.add(m.name, &entry{name: m.name, exclusive: exclusive, request: func(params paramsIn) (task, error) {
+	reg.add(m.name, &entry{name: m.name, exclusive: exclusive, async: async, request: func(params paramsIn) (task, error) {
 		t := pool.Get().(*requestTask[P, R])
 		if err := decodeParamsOf(params, &t.p, m.omitParams); err != nil {
 			t.p = *new(P)
@@ -149,27 +173,26 @@ func handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 }
 
 // HandleNotification registers h as the handler of the notification n.
-// Notification handlers run one at a time, in the order the notifications
-// arrived, on a goroutine of the Conn's (not the read loop, which reads on
-// meanwhile); notifications wait for it in a bounded queue, and a full
-// queue holds reading back (see Options.MaxWaitingRequests). A handler may
-// call its peer, with its context (or one derived from it): the response
-// is read while it waits. But the notifications that come meanwhile wait,
-// and if they fill the queue, reading waits too, and so would the
-// response: give such a call a deadline. A call returns only once the
-// notifications written ahead of its response have been handled; made
-// from a notification handler with another context, it would wait for
-// that very handler, until the context ends. Its context is the Conn's (Close ends it), and
-// RequestFromContext reports the notification. The params of a
-// notification are decoded into P on the read loop; params that do not
-// decode drop the notification (reported as DropInvalidParams). A panic in
-// h is recovered and logged.
-func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P)) {
+// A notification runs alone, in its turn (see "Order" in the package
+// documentation): it starts once everything read before it has yielded,
+// and nothing read after it starts until it yields (returns, calls its
+// peer with its context, or calls Yield), as in a JavaScript peer. With
+// Async, it yields as it starts. A handler may call its peer, with its
+// context (or one derived from it): that is a yield, and the response is
+// its turn again. A call made with another context is a wait the Conn
+// cannot see: the response to it waits for this very handler, which
+// holds the line, so such a handler must Yield first. Its context is the
+// Conn's (Close ends it), and RequestFromContext reports the
+// notification. The params of a notification are decoded into P as it is
+// read; params that do not decode drop the notification (reported as
+// DropInvalidParams). A panic in h is recovered and logged.
+func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx context.Context, params P), opts ...HandleOption) {
 	if h == nil {
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
+	_, async := options(n.name, true, opts)
 	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
-	reg.add(n.name, &entry{name: n.name, notification: func(params paramsIn) (task, error) {
+	reg.add(n.name, &entry{name: n.name, async: async, notification: func(params paramsIn) (task, error) {
 		t := pool.Get().(*notificationTask[P])
 		if err := decodeParamsOf(params, &t.p, n.omitParams); err != nil {
 			t.p = *new(P)
@@ -206,8 +229,8 @@ func (r *Registry) HandleUnknown(h func(ctx context.Context, method string, para
 // HandleUnknownNotification registers h as the handler of notifications
 // whose method has no handler of its own; without it they are dropped
 // (reported as DropUnhandledNotification). Its params are as HandleUnknown
-// describes. It runs in order with the other notification handlers, as
-// HandleNotification describes.
+// describes. It takes its turn as the other notification handlers do
+// (see HandleNotification).
 func (r *Registry) HandleUnknownNotification(h func(ctx context.Context, method string, params json.RawMessage)) {
 	if r == nil {
 		panic("rpc: HandleUnknownNotification on a nil *Registry (use NewRegistry)")

@@ -57,39 +57,47 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // handler's. A handler uses it to learn its method and its id, for logs
 // or for replies of its own.
 func RequestFromContext(ctx context.Context) *Request {
-	r, _ := ctx.Value(requestKey{}).(*Request)
+	r, _ := ctx.Value(requestKey).(*Request)
 	return r
 }
 
-type (
-	requestKey struct{} // the *Request of a handler's context
-	jobKey     struct{} // the *job of a request handler's context
+// ctxKey keys the values a Conn puts in contexts.
+type ctxKey uint8
+
+const (
+	connKey    ctxKey = iota // the *Conn (ConnFromContext)
+	requestKey               // the *Request of a handler's context
+	jobKey                   // the *job of a handler's context
 )
 
-// job is a request of the peer's from the moment the read loop admits it
-// until its handler has returned: what it is, what serves it, its place in
-// the inbox, and its handler's context (a job is that context).
+// job is an entry of the line (line.go): a request or a notification of
+// the peer's from the moment it was read until its handler has returned,
+// a response to a call of this side's waiting for its turn, or the end of
+// the input. A request's or notification's job is its handler's context.
 //
-// The cancellable part of the context is made when first needed (Done,
-// Err after the end, Value of a key not its own, context.Cause, a context
-// derived from it): a handler that never looks at its context costs no
-// context of its own. Until then, end records why the request ended, and
-// the cancellable context, when it is made, starts cancelled with that
-// cause; made from the Conn's context, it is cancelled by Close too.
+// The cancellable part of a request's context is made when first needed
+// (Done, Err after the end, Value of a key not its own, context.Cause, a
+// context derived from it): a handler that never looks at its context
+// costs no context of its own. Until then, end records why the request
+// ended, and the cancellable context, when it is made, starts cancelled
+// with that cause; made from the Conn's context, it is cancelled by Close
+// too. A notification's context is the Conn's, with its Request.
 type job struct {
 	conn *Conn
 	req  Request
 	t    task // its handler and decoded params, until it runs
 	size int  // its line's length, counted against MaxWaitingBytes while it waits
-	// exclusive: registered with HandleExclusive (inbox.go).
-	exclusive bool
-	// notesAhead, when not zero, is the count of the peer's notifications
-	// admitted before it was read, some not handled yet then (under
-	// Conn.mu): its handler starts once they have been (serveRequest).
-	notesAhead uint64
+	kind jobKind
+	// solo: it runs alone (a notification, an exclusive request, or the
+	// response to such a handler's call); async: it yields as it starts.
+	solo, async bool
 	// batch is the peer's batch it came in, answered in one array
 	// (batch.go); nil for a lone request.
 	batch *inBatch
+	// call is the call a response entry settles; ended, the reason the
+	// end of the input gives the Conn.
+	call  *call
+	ended error
 	// idBuf holds short ids, so that an id takes no allocation of its
 	// own (a handler may keep its context after it returned, so the id
 	// cannot live in a pooled object).
@@ -98,42 +106,47 @@ type job struct {
 	mu     sync.Mutex
 	inner  context.Context // the cancellable context, once made
 	cancel context.CancelCauseFunc
-	ended  error // why it ended, while inner is not made
+	done   error // why the request ended, while inner is not made
 
-	// Under Conn.mu (inbox.go):
-	started  bool // it was given a slot (an exclusive request waits without one)
-	holds    bool // it holds a slot now (it lends it while it calls its peer)
-	calls    int  // calls on its Conn in progress from its context
-	finished bool // its handler returned
-
-	// With a preempter (preempt.go): the match key of its id and the next
-	// request in hand with the same key (under Conn.mu), and how it was
-	// retired (read by its handler's goroutine when it answers).
-	key     wire.IDKey
-	sameID  *job
+	// Under Conn.mu (line.go): its place in the line, and the next request
+	// in hand whose id has the same match key (with a cancellation
+	// policy, which names requests by key).
+	state  jobState
+	key    wire.IDKey
+	sameID *job
+	// retired is how the request was cancelled by the peer, read by its
+	// handler's goroutine when it answers (cancel.go).
 	retired atomic.Pointer[retirement]
 }
 
-// newJob returns the job of a request with the id given (raw JSON), read
+// newJob returns the job of a request (id not nil) or notification read
 // from a line of size bytes.
 func newJob(c *Conn, e *entry, name string, id []byte, t task, size int) *job {
-	j := &job{conn: c, t: t, size: size}
+	j := &job{conn: c, t: t, size: size, kind: requestJob}
 	j.req.Method, j.req.conn = name, c
 	if e != nil {
-		j.exclusive = e.exclusive
+		j.solo, j.async = e.exclusive, e.async
 	}
-	if len(id) <= len(j.idBuf) {
+	switch {
+	case id == nil:
+		j.kind, j.solo = notificationJob, true
+	case len(id) <= len(j.idBuf):
 		j.req.ID = append(j.idBuf[:0:len(j.idBuf)], id...)
-	} else {
+	default:
 		j.req.ID = append(json.RawMessage(nil), id...)
 	}
-	if c.preempt != nil {
+	if c.preempt != nil && id != nil {
 		j.key = wire.KeyOfID(wire.Value{Raw: j.req.ID, Kind: wire.KindOf(j.req.ID)})
 	}
 	return j
 }
 
-// discard releases a request that will never run.
+// resumes reports whether the handler of j, having yielded, takes its
+// turn again when the response to one of its calls is delivered (an Async
+// handler never does).
+func (j *job) resumes() bool { return j.state == yielded && !j.async }
+
+// discard releases the task of a request that will never run.
 func (j *job) discard() {
 	if j.t != nil {
 		j.t.release()
@@ -141,14 +154,18 @@ func (j *job) discard() {
 	}
 }
 
-// context returns the cancellable context, making it if need be.
+// context returns the cancellable context, making it if need be; a
+// notification's is the Conn's.
 func (j *job) context() context.Context {
+	if j.kind == notificationJob {
+		return j.conn.ctx
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.inner == nil {
 		j.inner, j.cancel = context.WithCancelCause(j.conn.ctx)
-		if j.ended != nil {
-			j.cancel(j.ended)
+		if j.done != nil {
+			j.cancel(j.done)
 		}
 	}
 	return j.inner
@@ -158,8 +175,8 @@ func (j *job) context() context.Context {
 func (j *job) end(cause error) {
 	j.mu.Lock()
 	cancel := j.cancel
-	if cancel == nil && j.ended == nil {
-		j.ended = cause
+	if cancel == nil && j.done == nil {
+		j.done = cause
 	}
 	j.mu.Unlock()
 	if cancel != nil {
@@ -174,13 +191,16 @@ func (j *job) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (j *job) Done() <-chan struct{} { return j.context().Done() }
 
 func (j *job) Err() error {
+	if j.kind == notificationJob {
+		return j.conn.ctx.Err()
+	}
 	j.mu.Lock()
-	inner, ended := j.inner, j.ended
+	inner, done := j.inner, j.done
 	j.mu.Unlock()
 	switch {
 	case inner != nil:
 		return inner.Err()
-	case ended != nil:
+	case done != nil:
 		return context.Canceled
 	}
 	return j.conn.ctx.Err()
@@ -188,50 +208,21 @@ func (j *job) Err() error {
 
 func (j *job) Value(key any) any {
 	switch key {
-	case requestKey{}:
+	case requestKey:
 		return &j.req
-	case jobKey{}:
+	case jobKey:
 		return j
-	case connKey{}:
+	case connKey:
 		return j.conn
 	}
 	return j.context().Value(key)
 }
 
-// jobOf returns the request whose handler's context ctx is (or derives
-// from), when it is one of c's: a call with it is a handler waiting for
-// its own peer.
-func (c *Conn) jobOf(ctx context.Context) *job {
-	if j, ok := ctx.Value(jobKey{}).(*job); ok && j.conn == c {
+// handlerOf returns the job whose handler's context ctx is (or derives
+// from), when it is one of c's.
+func (c *Conn) handlerOf(ctx context.Context) *job {
+	if j, ok := ctx.Value(jobKey).(*job); ok && j.conn == c {
 		return j
 	}
 	return nil
-}
-
-// noteContext is the context of a notification handler: the Conn's, with
-// the notification's Request. It never changes once made, so that the
-// notification runner may give the same one to a run of notifications of
-// one method (see Conn.noteContext).
-type noteContext struct {
-	context.Context
-	req Request
-}
-
-func (nc *noteContext) Value(key any) any {
-	if key == (requestKey{}) {
-		return &nc.req
-	}
-	return nc.Context.Value(key)
-}
-
-// noteContext returns the context for a notification of method: the last
-// one made, when it was for the same method, so that a stream of
-// notifications costs no allocation. Only the notification runner calls
-// it, and one runs at a time.
-func (c *Conn) noteContext(method string) *noteContext {
-	if nc := c.lastNote; nc != nil && nc.req.Method == method {
-		return nc
-	}
-	c.lastNote = &noteContext{Context: c.ctx, req: Request{Method: method, conn: c}}
-	return c.lastNote
 }

@@ -11,14 +11,15 @@ import (
 )
 
 // Serving a request or a notification of the peer's is one path, run by
-// a goroutine of the Conn (never the read loop): serve calls the handler,
-// through the serving interceptors when there are any, and recovers a
-// panic anywhere in them or in the encoding of the result; then a request
-// is answered with what it returned.
+// a worker of the Conn once its turn has come (line.go): serve calls the
+// handler, through the serving interceptors when there are any, and
+// recovers a panic anywhere in them or in the encoding of the result; then
+// a request is answered with what it returned, and the line learns that
+// the handler returned.
 
-// task is a handler bound to the params it was decoded with: what the read
-// loop hands to the goroutine that runs it. Tasks of typed handlers are
-// pooled per method.
+// task is a handler bound to the params it was decoded with: what the
+// reader hands, in a job, to the worker that runs it. Tasks of typed
+// handlers are pooled per method.
 type task interface {
 	// call runs the handler. For a request (id not nil) it returns the
 	// response frame with the handler's result, or the handler's error;
@@ -34,17 +35,18 @@ type task interface {
 	release()
 }
 
-// serveRequest runs the request j and returns its answer: the response
-// frame, or nil when it is not to be answered.
-func (c *Conn) serveRequest(j *job) *frame {
-	if n := j.notesAhead; n != 0 {
-		// The notifications read before the request are handled first,
-		// as a JavaScript peer's handlers would be: a document opened
-		// before a request about it is open when it runs. A notification
-		// handler waiting for its own call to the peer lets the requests
-		// go on, as a JavaScript handler does at an await: the peer may
-		// need one of them answered to answer it.
-		c.awaitNotesUntil(j, func(in *inbox) bool { return in.notesOut >= n || in.noteCalls > 0 })
+// run runs the handler of j, whose turn has come, answers it, and records
+// that it returned. It returns with the lock held, so that the worker
+// looks for its next work in the same change: what the handler's return
+// let start is the worker's own to run, without waking another.
+func (c *Conn) run(j *job) {
+	if j.kind == notificationJob {
+		c.serve(j, &j.req, j.t)
+		j.t.release()
+		j.t = nil
+		c.lock()
+		c.finish(&c.st, j)
+		return
 	}
 	f, err := c.serve(j, &j.req, j.t)
 	j.t.release()
@@ -52,25 +54,70 @@ func (c *Conn) serveRequest(j *job) *frame {
 	j.end(context.Canceled) // the handler returned
 	if r := j.retired.Load(); r != nil {
 		f, err = r.answer(f, err)
-		if f == nil && err == nil {
-			return nil // not answered at all
-		}
 	}
 	if err != nil {
 		putFrame(f)
-		return c.errorFrame(j.req.ID, j.req.Method, wireError(err))
+		f = c.errorFrame(j.req.ID, j.req.Method, wireError(err))
 	}
-	return f
+	c.answer(j, f)
 }
 
-// serveNotification runs the notification t of method.
-func (c *Conn) serveNotification(t task, method string) {
-	ctx := c.noteContext(method)
-	if c.intercept != nil {
-		ctx = &noteContext{Context: c.ctx, req: Request{Method: method, conn: c}}
+// answer queues f, the response to j (nil: none), and records that j's
+// handler returned, in one change: the response waits for room in the
+// write queue with the handler counted alive (the backpressure on the
+// peer's requests), and the worker writes the queue itself when nobody
+// does. It returns with the lock held.
+func (c *Conn) answer(j *job, f *frame) {
+	if j.batch != nil {
+		// The array is written when the batch's last answer is in.
+		array, last := j.batch.answered(c, j.req.ID, f)
+		c.sendBatch(array, last, fromHandler)
+		f = nil
 	}
-	c.serve(ctx, &ctx.req, t)
-	t.release()
+	c.lock()
+	s := &c.st
+	if f == nil {
+		c.finish(s, j)
+		return
+	}
+	_, role, err := c.enqueue(s, f, fromHandler, nil, func(s *state) error {
+		c.finish(s, j)
+		return nil
+	})
+	if err != nil {
+		c.finish(s, j) // the Conn closed
+		c.unlock()
+		c.replyFailed(f, err)
+		c.lock()
+		return
+	}
+	if role != noRole {
+		c.flushLocked(role) // it unlocks
+		c.lock()
+	}
+}
+
+// answerNow answers the request j, which will not run, with e (nil: not
+// at all), under the lock, without waiting for room (fromPolicy): the
+// line's own answers (CodeOverloaded at the cap), and a cancellation's.
+func (c *Conn) answerNow(s *state, j *job, e *Error) {
+	j.discard()
+	var f *frame
+	if e != nil {
+		f = c.errorFrame(j.req.ID, j.req.Method, e)
+	} else if j.batch == nil {
+		return
+	}
+	if j.batch != nil {
+		array, last := j.batch.answered(c, j.req.ID, f)
+		if last {
+			s.batches--
+		}
+		if f = array; f == nil {
+			return
+		}
+	}
+	c.queueNow(s, f)
 }
 
 // serve runs the handler of req, bound to its params in t, with ctx, and

@@ -19,9 +19,10 @@ const (
 	// served (responses still settle calls); the rest is, and once the
 	// Conn is quiet it closes.
 	phaseDraining
-	// phaseEnded: the input ended or failed. Nothing more is read; the
-	// work in hand is finished (handlers answer, frames are written), and
-	// once the Conn is quiet it closes.
+	// phaseEnded: the end of the input (or its failure) took its turn in
+	// the line. Nothing more is read; the work in hand is finished
+	// (handlers answer, frames are written), and once the Conn is quiet it
+	// closes.
 	phaseEnded
 	// phaseClosed: Close, a failed write, or the end of the work in hand
 	// after Shutdown or the end of the input. Nothing more is read, served
@@ -33,53 +34,70 @@ var phaseNames = [...]string{"new", "open", "draining", "ended", "closed"}
 
 func (p phase) String() string { return phaseNames[p] }
 
+// readRole says who reads the input. One goroutine at a time holds the
+// reading role (worker.go): a worker of the Conn, or a caller reading its
+// own response (call.go).
+type readRole uint8
+
+const (
+	readNotYet readRole = iota // before Start
+	readFree                   // nobody reads: a worker is on its way to (staff), and a caller may take it
+	readLeft                   // nobody reads, and a caller left a frame to a worker: only a worker may take it
+	readHeld                   // a goroutine reads
+	readOver                   // the input ended or failed, or the Conn closed
+)
+
 // state is everything about a Conn that changes while it runs: its phase,
-// this side's calls awaiting their responses, the peer's requests and
-// notifications on their way to their handlers, the frames on their way
-// out, and the goroutines at work. It lives under Conn.mu, and every change
-// ends with Conn.unlock, which applies the rules that follow from any
-// change. Keeping it in one place is what lets each rule be written once.
+// this side's calls awaiting their responses, the peer's messages in the
+// line, the frames on their way out, and the goroutines at work. It lives
+// under Conn.mu, and every change ends with Conn.unlock, which applies the
+// rules that follow from any change. Keeping it in one place is what lets
+// each rule be written once.
 //
 // Invariants, checked by unlock after every change:
 //   - the phase only moves forward; err is set exactly when the phase
 //     reaches phaseEnded, and never changes after; every call awaiting its
-//     response fails with err then;
-//   - done is closed once err is set and every notification read before
-//     has been handled (or dropped by Close): so a program that sees Done
-//     has seen every notification the peer sent before its input ended;
-//   - no goroutine of the Conn starts once it is closed and none runs, so
-//     Wait never races a goroutine's start;
-//   - the inbox's own invariants (see inbox.check);
-//   - in phaseDraining and phaseEnded, a Conn that is quiet (no request or
-//     notification in hand, nothing queued or being written) is closed.
+//     response fails with err then, and done is closed;
+//   - no goroutine of the Conn starts once it is closed, so Wait never
+//     races a goroutine's start;
+//   - the line's own invariants (line.violation);
+//   - in phaseDraining and phaseEnded, a Conn that is quiet (nothing of
+//     the peer's in hand, nothing queued or being written) is closed;
+//   - while the Conn lives, there are as many workers looking for work as
+//     there is work without a goroutine (staff).
 type state struct {
 	phase phase
 	err   error // why the Conn ended: set with phaseEnded or phaseClosed
 
-	// goroutines counts the goroutines of the Conn: the read loop, the
-	// request handlers', the notification runner and the writer. Each is
-	// counted, under the lock, before its go statement, and uncounted in
-	// its last change. Wait waits for the count to reach zero once the
-	// Conn is closed, when nothing can start any more.
+	// goroutines counts the goroutines doing the Conn's work: its workers,
+	// and a caller while it holds the reading role. Each is counted, under
+	// the lock, before it starts, and uncounted in its last change. Wait
+	// waits for the count to reach zero once the Conn is closed, when
+	// nothing can start any more.
 	goroutines int
-	reading    bool // the read loop runs (Close interrupts its Read)
+	// looking counts the workers on their way to look for work: started
+	// or woken, not yet looked (worker.go).
+	looking int
+	reading readRole
 
-	calls callTable // this side's calls (call.go)
-	in    inbox     // the peer's requests and notifications (inbox.go)
-	out   outbox    // the frames to write (writer.go)
+	calls   map[uint64]*call // this side's calls awaiting their response, by id (call.go)
+	batches int              // the peer's batches being read whose array is not queued yet (batch.go)
+	line    line             // the peer's messages in hand (line.go)
+	out     outbox           // the frames to write (writer.go)
 
-	// changed is broadcast at every change while Wait, Shutdown or the
-	// read loop waits for a condition on the state.
+	// changed is broadcast at every change while Wait, Shutdown or a
+	// reader waits for a condition on the state.
 	changed signal
 }
 
 // lock takes the state for a change; unlock ends it.
 func (c *Conn) lock() { c.mu.Lock() }
 
-// unlock ends a change of the state: it closes a Conn that Shutdown or the
-// end of the input left with nothing more to do, checks the invariants,
-// and wakes the goroutines waiting for a change; then it releases the
-// lock. Every change of the state ends here.
+// unlock ends a change of the state: it checks the invariants, closes a
+// Conn that Shutdown or the end of the input left with nothing more to do,
+// staffs the work without a goroutine, and wakes the goroutines waiting
+// for a change; then it releases the lock. Every change of the state ends
+// here.
 func (c *Conn) unlock() {
 	s := &c.st
 	if msg := s.violation(); msg != "" {
@@ -88,9 +106,7 @@ func (c *Conn) unlock() {
 	if (s.phase == phaseDraining || s.phase == phaseEnded) && s.quiet() {
 		c.setPhase(s, phaseClosed, ErrClosed)
 	}
-	if s.err != nil && (s.phase == phaseClosed || !s.in.noting) && !isClosed(c.done) {
-		close(c.done)
-	}
+	c.staff(s)
 	s.changed.broadcast()
 	c.mu.Unlock()
 }
@@ -102,10 +118,28 @@ func (c *Conn) update(change func(s *state)) {
 	c.unlock()
 }
 
-// quiet reports whether the Conn has nothing in hand: no request or
-// notification of the peer's (running, waiting or held) and nothing to
-// write.
-func (s *state) quiet() bool { return s.in.empty() && s.out.empty() }
+// await waits, with the lock held, until done holds of the state, and
+// reports true; or until stop is closed, and reports false. It lets the
+// lock go while it waits for sig (changed, or the outbox's room), and
+// holds it again when it returns.
+func (c *Conn) await(sig *signal, stop <-chan struct{}, done func(s *state) bool) bool {
+	for !done(&c.st) {
+		ch := sig.wait()
+		c.mu.Unlock() // nothing changed
+		select {
+		case <-ch:
+		case <-stop:
+			c.lock()
+			return false
+		}
+		c.lock()
+	}
+	return true
+}
+
+// quiet reports whether the Conn has nothing in hand: nothing of the
+// peer's in the line and nothing to write.
+func (s *state) quiet() bool { return s.line.empty() && s.batches == 0 && s.out.empty() }
 
 // setPhase moves the Conn to phase p, if it is not there or beyond yet,
 // and carries out what the move entails. why is the reason when p ends the
@@ -118,7 +152,15 @@ func (c *Conn) setPhase(s *state, p phase, why error) {
 	s.phase = p
 	if p >= phaseEnded && s.err == nil {
 		s.err = why
-		s.calls.failAll(why, s.in.notesAhead())
+		for id, pc := range s.calls {
+			delete(s.calls, id)
+			pc.err = why
+			pc.done <- struct{}{}
+		}
+		close(c.done)
+	}
+	if p >= phaseEnded && s.reading != readHeld {
+		s.reading = readOver
 	}
 	if p != phaseClosed {
 		return
@@ -126,14 +168,14 @@ func (c *Conn) setPhase(s *state, p phase, why error) {
 	// Nothing more is read, served or written. The handlers' contexts end
 	// with why, even when the input had ended first.
 	c.cancel(why)
-	s.in.dropAll()
+	s.line.dropAll(s.err)
 	s.out.dropAll()
-	if s.reading && c.readDeadline != nil {
-		// Under the lock, so that the read loop, which gives the stream
-		// its deadline back when it stops, does so after this.
+	if s.reading == readHeld && c.readDeadline != nil {
+		// Under the lock, so that the reader, which gives the stream its
+		// deadline back when it stops, does so after this.
 		c.readDeadline.SetReadDeadline(time.Now())
 	}
-	if s.out.inWrite && c.writeDeadline != nil {
+	if s.out.writing && c.writeDeadline != nil {
 		c.writeDeadline.SetWriteDeadline(time.Now()) // likewise, see flush
 	}
 }
@@ -143,14 +185,16 @@ func (s *state) violation() string {
 	switch {
 	case (s.phase >= phaseEnded) != (s.err != nil):
 		return fmt.Sprintf("phase %v with error %v", s.phase, s.err)
-	case s.goroutines < 0:
-		return "a goroutine was uncounted twice"
-	case s.phase == phaseClosed && (s.in.queued() || len(s.out.frames) > 0):
+	case s.goroutines < 0 || s.looking < 0:
+		return fmt.Sprintf("%d goroutines, %d looking for work", s.goroutines, s.looking)
+	case s.phase == phaseClosed && (s.line.queued() || len(s.out.frames) > 0):
 		return "work left waiting after the Conn closed"
-	case s.reading && s.phase == phaseNew:
+	case s.reading != readNotYet && s.phase == phaseNew:
 		return "reading before Start"
+	case s.batches < 0:
+		return "negative count of batches"
 	}
-	return s.in.violation()
+	return s.line.violation()
 }
 
 // violated reports a broken invariant of the state: a defect of this
@@ -167,16 +211,6 @@ func (c *Conn) violated(msg string) {
 
 // onViolation, when set, is called with the invariant a Conn broke.
 var onViolation func(msg string)
-
-// isClosed reports whether ch is closed.
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
 
 // signal lets goroutines wait for a condition on the state, as sync.Cond
 // does, but with a context or a channel beside it: a waiter takes the

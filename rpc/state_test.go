@@ -17,17 +17,15 @@ func init() {
 func TestImpossibleTransitionsPanic(t *testing.T) {
 	ended := errors.New("ended")
 	for name, bad := range map[string]func(s *state){
-		"ended without a reason": func(s *state) { s.phase = phaseEnded },
-		"reason while open":      func(s *state) { s.phase, s.err = phaseOpen, ended },
-		"goroutine uncounted":    func(s *state) { s.goroutines = -1 },
-		"slots over the bound":   func(s *state) { s.in.active = s.in.slots + 1 },
-		"waits with a free slot": func(s *state) { s.in.waiting.push(&job{}) },
-		"stuck beyond active":    func(s *state) { s.in.stuck = s.in.active + 1 },
-		"held without a barrier": func(s *state) { s.in.held.push(&job{}) },
-		"exclusive beside others": func(s *state) {
-			s.in.barrier, s.in.active = &job{started: true, holds: true}, 2
-		},
-		"reading before Start": func(s *state) { s.reading = true },
+		"ended without a reason":  func(s *state) { s.phase = phaseEnded },
+		"reason while open":       func(s *state) { s.phase, s.err = phaseOpen, ended },
+		"goroutine uncounted":     func(s *state) { s.goroutines = -1 },
+		"running below zero":      func(s *state) { s.line.running = -1 },
+		"waits with a free slot":  func(s *state) { s.line.slotQ.push(&job{}); s.line.waiting++ },
+		"waiting miscounted":      func(s *state) { s.line.held.push(&job{}) },
+		"held without a solo one": func(s *state) { s.line.held.push(&job{}); s.line.waiting++ },
+		"solo waits for nothing":  func(s *state) { s.line.head = &job{solo: true} },
+		"reading before Start":    func(s *state) { s.reading = readHeld },
 	} {
 		c := NewConn(strings.NewReader(""), discard{}, nil)
 		func() {
@@ -45,12 +43,14 @@ func TestImpossibleTransitionsPanic(t *testing.T) {
 	c := NewConn(strings.NewReader(""), discard{}, nil)
 	c.update(func(s *state) { c.setPhase(s, phaseOpen, nil) })
 	c.update(func(s *state) {
-		s.in.active = s.in.slots
-		s.in.waiting.push(&job{})
+		s.line.running = s.line.slots
+		s.line.slotQ.push(&job{})
+		s.line.waiting++
 	})
 	c.update(func(s *state) {
-		s.in.waiting.pop()
-		s.in.active = 0
+		s.line.slotQ.pop()
+		s.line.waiting--
+		s.line.running = 0
 		c.setPhase(s, phaseClosed, ErrClosed)
 	})
 }

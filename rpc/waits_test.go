@@ -244,7 +244,7 @@ func TestBothEndsCallingBackUnderLoadNeverDeadlock(t *testing.T) {
 	}
 	aIn, bOut := io.Pipe()
 	bIn, aOut := io.Pipe()
-	opts := func() *rpc.Options { return &rpc.Options{Handler: newReg(), MaxWaitingRequests: 64} }
+	opts := func() *rpc.Options { return &rpc.Options{Handler: newReg(), MaxWaiting: 64} }
 	a, b := rpc.NewConn(aIn, aOut, opts()), rpc.NewConn(bIn, bOut, opts())
 	a.Start()
 	b.Start()

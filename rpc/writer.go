@@ -23,9 +23,9 @@ import (
 // One goroutine at a time holds the writing role: it writes batch after
 // batch until the queue is empty, then gives the role up. A goroutine that
 // queues a frame when nobody holds the role takes it if it may block in a
-// Write; otherwise a worker is given it (writeQueue). So a caller's
-// wait always ends with its context, and a frame that no Write has taken
-// yet can be withdrawn.
+// Write; otherwise the role is wanted, and a worker takes it (staff). So a
+// caller's wait always ends with its context, and a frame that no Write
+// has taken yet can be withdrawn.
 //
 // A failed or short Write ends the connection (phaseClosed, with the write
 // error); the frames queued then or later are dropped.
@@ -35,8 +35,8 @@ type outbox struct {
 	writes  []*frame // the frames of the Write in progress; frames' twin storage, so that neither grows again once warm
 	bytes   int      // in frames
 	seq     uint64   // counts the frames queued, to tell them apart (see withdraw)
-	writing bool     // a goroutine holds the writing role
-	inWrite bool     // a Write is in progress (Close interrupts it)
+	writing bool     // the writing role is held, or wanted
+	wanted  bool     // the role is a worker's to take (staff)
 	room    signal   // broadcast when bytes leave the queue, or it closes
 	batch   []byte   // where queued frames are joined; the role holder's
 }
@@ -50,32 +50,25 @@ const (
 	// for room with its context and never writes, but for one case: a
 	// lone call or notification, when nothing is queued or being written,
 	// whose context cannot end, on a stream that Close can interrupt
-	// (SetWriteDeadline), writes its own frame: that spares it two
-	// goroutine switches and it can still only end by Close.
+	// (SetWriteDeadline), writes its own frame: that spares it a goroutine
+	// hand-off and it can still only end by Close.
 	fromCaller sender = iota
-	// fromHandler: a reply, from a goroutine of the Conn that runs a
-	// handler. It waits for room while the Conn lives, its slot taken
-	// (that is the backpressure on the peer's requests), and writes the
-	// queue itself when nobody does.
+	// fromHandler: a reply, from the goroutine that ran its handler. It
+	// waits for room while the Conn lives, its handler counted alive (that
+	// is the backpressure on the peer's requests), and writes the queue
+	// itself when nobody does.
 	fromHandler
-	// fromReadLoop: a reply the read loop makes on its own (method not
+	// fromReadLoop: a reply the reader makes on its own (method not
 	// found, invalid params, overloaded). It waits for room while the Conn
 	// lives, and reads on only then: a peer that sends requests without
 	// reading the replies is read no further until it reads. It never
-	// writes: a read loop blocked in a Write could not read the input that
+	// writes: a reader blocked in a Write could not read the input that
 	// the peer's own blocked Write is waiting to deliver.
 	fromReadLoop
 	// fromPolicy: a frame that must not wait, such as the cancel
-	// notification of a call whose context has ended. It may pass the
-	// bound by its size.
+	// notification of a call whose context has ended, or an answer the
+	// line gives on its own. It may pass the bound by its size.
 	fromPolicy
-)
-
-// maxRetainedBatch bounds the batch buffer kept between bursts, and
-// maxRetainedFrames the storage of the Write in progress.
-const (
-	maxRetainedBatch  = 256 << 10
-	maxRetainedFrames = 1024
 )
 
 // writeDeadliner is implemented by streams whose blocked writes can be
@@ -106,6 +99,7 @@ func (o *outbox) dropAll() {
 	}
 	o.frames = o.frames[:0]
 	o.bytes = 0
+	o.wanted = false
 	o.room.broadcast()
 }
 
@@ -126,74 +120,81 @@ var errStopped = errors.New("rpc: stopped waiting for room in the write queue")
 // and nothing is queued.
 func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, error) {
 	c.lock()
-	s := &c.st
+	seq, role, err := c.enqueue(&c.st, f, way, stop, before)
+	switch {
+	case err != nil:
+		c.unlock()
+	case role == noRole:
+		c.unlock()
+	default:
+		c.flushLocked(role) // it unlocks
+	}
+	return seq, err
+}
+
+// enqueue queues the sealed frame f, as way says, under the lock: it waits
+// for the framing to be chosen (DetectFraming) and for room, with stop,
+// letting the lock go while it waits; before, when set, is applied to the
+// state as f is queued. It returns f's number, and the writing role when
+// the calling goroutine is to write the queue now.
+func (c *Conn) enqueue(s *state, f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, writerRole, error) {
 	if f.unsealed {
-		// The framing is not chosen yet (DetectFraming): wait for the
-		// peer's first bytes, as for room. The choice broadcasts changed.
-		for s.phase != phaseClosed && c.Framing() == DetectFraming {
-			if s.phase == phaseNew && before != nil {
-				// A call (the only sender with before) cannot be sent
-				// before Start: it would wait for a choice that only
-				// reading can make.
-				c.mu.Unlock()
-				return 0, ErrNotStarted
-			}
-			changed := s.changed.wait()
-			c.mu.Unlock() // nothing changed
-			select {
-			case <-changed:
-			case <-stop:
-				return 0, errStopped
-			}
-			c.lock()
+		// The framing is not chosen yet: wait for the peer's first bytes,
+		// as for room. A call (the only sender with before) cannot be
+		// sent before Start: it would wait for a choice that only reading
+		// can make.
+		if s.phase == phaseNew && before != nil {
+			return 0, noRole, ErrNotStarted
 		}
-		f.unsealed = false
-		c.framer.seal(f)
+		if !c.await(&s.changed, stop, func(s *state) bool { return s.phase == phaseClosed || c.Framing() != DetectFraming }) {
+			return 0, noRole, errStopped
+		}
+		if s.phase != phaseClosed {
+			f.unsealed = false
+			c.framer.seal(f)
+		}
 	}
 	n := len(f.b) - f.off
-	for s.phase != phaseClosed && way != fromPolicy && !s.out.fits(n) {
-		room := s.out.room.wait()
-		c.mu.Unlock() // nothing changed
-		select {
-		case <-room:
-		case <-stop:
-			return 0, errStopped
-		}
-		c.lock()
+	if way != fromPolicy && !c.await(&s.out.room, stop, func(s *state) bool { return s.phase == phaseClosed || s.out.fits(n) }) {
+		return 0, noRole, errStopped
 	}
 	if s.phase == phaseClosed {
-		err := s.err
-		c.mu.Unlock()
-		return 0, err
+		return 0, noRole, s.err
 	}
 	if before != nil {
 		if err := before(s); err != nil {
-			c.unlock()
-			return 0, err
+			return 0, noRole, err
 		}
 	}
 	seq := s.out.push(f)
-	role := noRole
-	if !s.out.writing {
-		s.out.writing = true
-		switch {
-		case way == fromHandler:
-			role = roleSelf
-		case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && s.calls.lone():
-			role = roleCaller
-		default:
-			c.goWork(s, work{kind: writeQueue})
-		}
+	if s.out.writing {
+		return seq, noRole, nil
 	}
-	if role == noRole {
-		c.unlock()
-	} else {
-		c.flushLocked(role) // it unlocks
+	s.out.writing = true
+	switch {
+	case way == fromHandler:
+		return seq, roleSelf, nil
+	case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && len(s.calls) <= 1:
+		return seq, roleCaller, nil
 	}
-	return seq, nil
+	s.out.wanted = true
+	return seq, noRole, nil
 }
 
-// reply queues a response of a handler's or of the read loop's. The peer
+// queueNow queues f under the lock for a sender that must not wait
+// (fromPolicy), and leaves the writing to a worker.
+func (c *Conn) queueNow(s *state, f *frame) {
+	if s.phase == phaseClosed {
+		putFrame(f)
+		return
+	}
+	s.out.push(f)
+	if !s.out.writing {
+		s.out.writing, s.out.wanted = true, true
+	}
+}
+
+// reply queues a response of a handler's or of the reader's. The peer
 // learns nothing of a failure; it is logged.
 func (c *Conn) reply(f *frame, way sender) {
 	if _, err := c.send(f, way, nil); err != nil {
@@ -209,12 +210,18 @@ func (c *Conn) replyFailed(f *frame, err error) {
 	}
 }
 
+// maxRetainedFrames bounds the storage of the Write in progress kept
+// between bursts. The buffer that joins queued frames (outbox.batch) is
+// kept up to the queue's bound, so that a stream of frames joins them in
+// place burst after burst, and let go when the Conn is idle (see exit).
+const maxRetainedFrames = 1024
+
 // writerRole says which goroutine holds the writing role in flush.
 type writerRole uint8
 
 const (
 	noRole     writerRole = iota
-	roleWorker            // a worker given the queue to write (writeQueue)
+	roleWorker            // a worker that took the wanted role
 	roleSelf              // a worker that queued a frame of its own (a reply)
 	roleCaller            // a caller writing its own frame: one batch, then a worker takes over
 )
@@ -234,12 +241,15 @@ func (c *Conn) flushLocked(role writerRole) {
 	for batches := 0; ; batches++ {
 		if len(o.frames) == 0 || s.phase == phaseClosed {
 			o.writing = false
+			if s.phase == phaseClosed && c.writeDeadline != nil {
+				c.writeDeadline.SetWriteDeadline(time.Time{}) // Close may have set one
+			}
 			break
 		}
 		if role == roleCaller && batches == 1 {
 			// Frames came while the caller wrote: a worker takes the
 			// role over, since a caller writes nothing but its own frame.
-			c.goWork(s, work{kind: writeQueue})
+			o.wanted = true
 			c.unlock()
 			return
 		}
@@ -257,7 +267,6 @@ func (c *Conn) flushLocked(role writerRole) {
 				out = append(out, f.b[f.off:]...)
 			}
 		}
-		o.inWrite = true
 		if c.writeTimeout > 0 && c.writeDeadline != nil {
 			// Under the lock, as Close sets its own (now) under it: this one
 			// cannot come after it and undo it.
@@ -268,11 +277,10 @@ func (c *Conn) flushLocked(role writerRole) {
 		err := c.write(out)
 
 		c.lock()
-		o.inWrite = false
 		if c.writeDeadline != nil && (c.writeTimeout > 0 || s.phase == phaseClosed) {
 			c.writeDeadline.SetWriteDeadline(time.Time{}) // give the stream back as it was
 		}
-		if len(frames) > 1 && cap(out) <= maxRetainedBatch {
+		if len(frames) > 1 && cap(out) <= max(o.max, 64<<10) {
 			o.batch = out
 		}
 		if s.phase != phaseClosed {

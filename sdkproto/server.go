@@ -171,29 +171,31 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // connection drops them, as the runtime does. The emitter follows the
 // connection of the latest request.
 //
-// initialize and shutdown are exclusive (rpc.HandleExclusive): each starts
-// once the requests read before it have been answered, and the requests
-// read after it wait until it has returned, as they do in the runtime,
-// whose handlers start in arrival order. So a prompt written before
-// initialize is refused ("not initialized") every time, and one written
-// after a successful initialize is accepted every time.
+// initialize and shutdown are exclusive (rpc.Exclusive): each starts once
+// what was read before it has yielded, and what is read after it waits
+// until it has returned, as in the runtime, whose handlers start in
+// arrival order. So a prompt written before initialize is refused ("not
+// initialized") every time, and one written after a successful
+// initialize is accepted every time. A prompt's handler returns once the
+// message is queued; its turn runs after it, on a goroutine of the
+// Runtime's, so nothing read after a prompt waits for its turn.
 func (s *Server) Register(reg *rpc.Registry) {
-	rpc.HandleExclusive(reg, Initialize, func(ctx context.Context, p InitializeParams) (InitializeResult, error) {
+	rpc.Handle(reg, Initialize, func(ctx context.Context, p InitializeParams) (InitializeResult, error) {
 		s.enter(ctx)
 		return s.initialize(ctx, p)
-	})
+	}, rpc.Exclusive)
 	rpc.Handle(reg, SessionPrompt, func(ctx context.Context, p SessionPromptParams) (SessionPromptResult, error) {
 		s.enter(ctx)
 		return s.prompt(ctx, p)
 	})
-	rpc.HandleExclusive(reg, Shutdown, func(ctx context.Context, _ rpc.NoParams) (ShutdownResult, error) {
+	rpc.Handle(reg, Shutdown, func(ctx context.Context, _ rpc.NoParams) (ShutdownResult, error) {
 		s.enter(ctx)
 		if err := s.shutdown(ctx); err != nil {
 			return ShutdownResult{}, err
 		}
 		s.doneOnce.Do(func() { close(s.done) })
 		return ShutdownResult{}, nil
-	})
+	}, rpc.Exclusive)
 	reg.HandleUnknown(func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
 		return nil, unknownMethod(method)
 	})

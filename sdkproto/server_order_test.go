@@ -70,7 +70,7 @@ func TestPromptBeforeInitializeIsRefusedEveryTime(t *testing.T) {
 			}
 		}
 		// Prompts wait behind initialize in the waiting room: beyond its
-		// bound (rpc.DefaultMaxWaitingRequests) they are answered
+		// bound (rpc.DefaultMaxWaiting) they are answered
 		// overloaded, never refused.
 		accepted := 0
 		for _, r := range got[2 : len(got)-1] {
@@ -82,7 +82,7 @@ func TestPromptBeforeInitializeIsRefusedEveryTime(t *testing.T) {
 				t.Fatalf("round %d: a prompt after initialize was answered %s", round, r)
 			}
 		}
-		if accepted < min(after, rpc.DefaultMaxWaitingRequests) {
+		if accepted < min(after, rpc.DefaultMaxWaiting) {
 			t.Fatalf("round %d: %d prompts of %d accepted", round, accepted, after)
 		}
 		if last := got[len(got)-1]; last != `{"jsonrpc":"2.0","id":"bye","result":{}}` {

@@ -117,7 +117,7 @@ func sharedOptions(reg *rpc.Registry) *rpc.Options {
 		Framing:      rpc.DetectFraming,
 		MaxFrameSize: maxFrameSize,
 		// A burst of requests beyond the handler slots waits.
-		MaxWaitingRequests: maxWaiting,
+		MaxWaiting: maxWaiting,
 		// $/cancelRequest ends the named request's context; a request so
 		// cancelled whose handler returns an error is answered -32800.
 		Cancellation: rpc.LSPCancellation(),
@@ -164,8 +164,8 @@ func newRegistry() *rpc.Registry {
 	// initialize and shutdown run alone: requests written before them are
 	// answered before they start, and those written after them see the
 	// phase they set.
-	rpc.HandleExclusive(reg, Initialize, initialize)
-	rpc.HandleExclusive(reg, Shutdown, shutdown)
+	rpc.Handle(reg, Initialize, initialize, rpc.Exclusive)
+	rpc.Handle(reg, Shutdown, shutdown, rpc.Exclusive)
 	rpc.HandleNotification(reg, Initialized, initialized)
 	rpc.HandleNotification(reg, Exit, exit)
 	rpc.HandleNotification(reg, DidOpen, didOpen)

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// An idle Conn keeps only its read loop: the worker that served a request
-// waits for more a while, then exits. (The time is the bubble's, so no
+// An idle Conn keeps only the worker that reads: a worker that served a
+// request, or was woken to read while another served it, waits for more a
+// while, then exits. (The time is the bubble's, so no
 // test waits for it; the count is the Conn's own, which other tests'
 // goroutines cannot disturb.)
 func TestIdleWorkersExit(t *testing.T) {
@@ -34,11 +35,11 @@ func TestIdleWorkersExit(t *testing.T) {
 			return c.st.goroutines
 		}
 		if n := goroutines(); n != 2 {
-			t.Fatalf("%d goroutines right after a request, want 2: the read loop and an idle worker", n)
+			t.Fatalf("%d goroutines right after a request, want 2: the reader and a parked worker", n)
 		}
 		time.Sleep(2*idleTimeout + time.Millisecond)
 		if n := goroutines(); n != 1 {
-			t.Fatalf("%d goroutines after two idle periods, want the read loop alone", n)
+			t.Fatalf("%d goroutines after two idle periods, want the reader alone", n)
 		}
 	})
 }

@@ -40,11 +40,11 @@ func newGated(texts ...string) *gated {
 		return echoResult{Echo: p.Text}, nil
 	}
 	rpc.Handle(g.reg, echo, h)
-	rpc.HandleExclusive(g.reg, barrier, func(ctx context.Context, p echoParams) (echoResult, error) {
+	rpc.Handle(g.reg, barrier, func(ctx context.Context, p echoParams) (echoResult, error) {
 		g.exclusive.Add(1)
 		defer g.exclusive.Add(-1)
 		return h(ctx, p)
-	})
+	}, rpc.Exclusive)
 	return g
 }
 
@@ -64,62 +64,6 @@ func (g *gated) expectStart(t *testing.T, want string) {
 	}
 }
 
-// expectNoStart fails the test if a handler started, once the Conn has
-// handled every frame sent so far (a notification after them is handled
-// once they were read).
-func (g *gated) expectNoStart(t *testing.T, p *peer, ticked chan struct{}) {
-	t.Helper()
-	p.Send(`{"jsonrpc":"2.0","method":"tick"}`)
-	within(t, ticked, "the tick notification")
-	select {
-	case s := <-g.started:
-		t.Fatalf("handler %q started too early", s)
-	default:
-	}
-}
-
-// An exclusive request starts once every request read before it has
-// finished, runs alone, and the requests read after it start once it has
-// returned; the others run concurrently.
-func TestExclusiveRequestRunsAlone(t *testing.T) {
-	g := newGated("a", "b", "x", "c", "d")
-	ticked := make(chan struct{}, 8)
-	rpc.HandleNotification(g.reg, tick, func(context.Context, rpc.NoParams) { ticked <- struct{}{} })
-	p := newPeer(t, &rpc.Options{Handler: g.reg})
-	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}`)
-	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"b"}}`)
-	p.Send(`{"jsonrpc":"2.0","id":3,"method":"barrier","params":{"text":"x"}}`)
-	p.Send(`{"jsonrpc":"2.0","id":4,"method":"echo","params":{"text":"c"}}`)
-	p.Send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":"d"}}`)
-	started := map[string]bool{within(t, g.started, "a or b to start"): true, within(t, g.started, "a or b to start"): true}
-	if !started["a"] || !started["b"] {
-		t.Fatalf("started %v, want a and b together", started)
-	}
-	g.expectNoStart(t, p, ticked) // the barrier waits for a and b
-	close(g.release["a"])
-	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"a"}}`)
-	g.expectNoStart(t, p, ticked) // and for b
-	close(g.release["b"])
-	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"b"}}`)
-	g.expectStart(t, "x")
-	g.expectNoStart(t, p, ticked) // c and d wait for the barrier
-	close(g.release["x"])
-	p.Expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"x"}}`)
-	started = map[string]bool{within(t, g.started, "c or d to start"): true, within(t, g.started, "c or d to start"): true}
-	if !started["c"] || !started["d"] {
-		t.Fatalf("started %v, want c and d together", started)
-	}
-	close(g.release["c"])
-	close(g.release["d"])
-	got := map[string]bool{p.Next(): true, p.Next(): true}
-	for _, want := range []string{`{"jsonrpc":"2.0","id":4,"result":{"echo":"c"}}`, `{"jsonrpc":"2.0","id":5,"result":{"echo":"d"}}`} {
-		if !got[want] {
-			t.Fatalf("answers %v, want %s", got, want)
-		}
-	}
-	g.checkAlone(t)
-}
-
 // Exclusive requests back to back run one after the other, in arrival
 // order, whatever the concurrency allows, and a request between two of
 // them runs between them.
@@ -131,7 +75,7 @@ func TestExclusiveRequestsKeepArrivalOrder(t *testing.T) {
 		order = append(order, p.Text) // exclusive: no other handler runs
 		return echoResult{Echo: p.Text}, nil
 	}
-	rpc.HandleExclusive(reg, barrier, h)
+	rpc.Handle(reg, barrier, h, rpc.Exclusive)
 	p := newPeer(t, &rpc.Options{Handler: reg})
 	for i := range n {
 		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"barrier","params":{"text":"%d"}}`, i, i))
@@ -150,7 +94,7 @@ func TestExclusiveRequestsKeepArrivalOrder(t *testing.T) {
 // beyond it they are answered CodeOverloaded.
 func TestRequestsHeldBehindABarrierAreBounded(t *testing.T) {
 	g := newGated("x", "a", "b")
-	p := newPeer(t, &rpc.Options{Handler: g.reg, MaxWaitingRequests: 1})
+	p := newPeer(t, &rpc.Options{Handler: g.reg, MaxWaiting: 1})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"barrier","params":{"text":"x"}}`)
 	g.expectStart(t, "x")
 	p.Send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"a"}}`)
