@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // Defaults of ClientOptions, those of the TypeScript HarnessClient.
@@ -137,7 +138,7 @@ func (o *ClientOptions) resolved() ClientOptions {
 type Client struct {
 	conn  *rpc.Conn
 	opts  ClientOptions
-	child *rpc.Child // nil unless made by Launch
+	child *transport.Child // nil unless made by Launch
 
 	// For a Client not made by Launch, streams are closed by Close after
 	// the connection, in order; stdin is the writer whose closing is the

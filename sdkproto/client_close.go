@@ -57,7 +57,7 @@ func (c *Client) close() error {
 		}
 	}
 	if c.child != nil {
-		// Steps 3 to 5 for a launched child: rpc.Child.Close, whose bounds
+		// Steps 3 to 5 for a launched child: transport.Child.Close, whose bounds
 		// are those of ClientOptions, set by Launch.
 		return runtimeCloseErr(c.child.Close())
 	}

@@ -19,7 +19,7 @@
 //   - state per connection (the open documents) carried by the Conn's
 //     context (Options.BaseContext, Server.ConnContext);
 //   - one process per client on stdio, or many clients of one listener
-//     with rpc.Server.
+//     with transport.Server.
 //
 // Hover shows the word under the cursor (positions count UTF-16 code
 // units, as LSP's do); every TODO in a document is reported as a warning;
@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // grace bounds how long a connection that has ended (its input closed,
@@ -79,7 +80,7 @@ func main() {
 // serveStdio serves one client on r and w until exit or the end of the
 // input, and returns the status to exit with.
 //
-// rpc.ServeStdio does this for a server without a life cycle of its own;
+// transport.ServeStdio does this for a server without a life cycle of its own;
 // an LSP server differs in two ways: its client's leaving (the end of the
 // input) cancels the requests still running after a short grace, rather
 // than waiting for them, and exit ends the process although the client
@@ -113,7 +114,7 @@ func serveListener(ctx context.Context, addr string, logTo io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options: sharedOptions(newRegistry()),
 		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
 			return withSession(ctx, newSession())
@@ -133,7 +134,7 @@ func serveListener(ctx context.Context, addr string, logTo io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()
 	}
-	if err := <-served; !errors.Is(err, rpc.ErrServerClosed) {
+	if err := <-served; !errors.Is(err, transport.ErrServerClosed) {
 		return err
 	}
 	return nil

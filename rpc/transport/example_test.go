@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"context"
@@ -13,7 +13,13 @@ import (
 	"syscall"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
+
+type AddParams struct{ A, B int }
+type AddResult struct{ Sum int }
+
+var Add = rpc.NewMethod[AddParams, AddResult]("math/add")
 
 // A Server on a unix socket: every connection is served with the same
 // Registry; Shutdown answers what was read, then closes.
@@ -33,12 +39,12 @@ func ExampleServer() {
 	rpc.Handle(reg, Add, func(ctx context.Context, p AddParams) (AddResult, error) {
 		return AddResult{Sum: p.A + p.B}, nil
 	})
-	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
+	srv := &transport.Server{Options: &rpc.Options{Handler: reg}}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 
 	ctx := context.Background()
-	conn, err := rpc.Dial(ctx, "unix", socket, nil)
+	conn, err := transport.Dial(ctx, "unix", socket, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func ExampleServer() {
 	// Output:
 	// 5 <nil>
 	// Shutdown: <nil>
-	// Serve: rpc: Server closed
+	// Serve: transport: Server closed
 	// client: rpc: input ended
 }
 
@@ -72,7 +78,7 @@ func ExampleDial() {
 		return fmt.Sprintf("connection %d", ctx.Value(connNumberKey{})), nil
 	})
 	var accepted atomic.Int64
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options: &rpc.Options{Handler: reg},
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
 			return context.WithValue(ctx, connNumberKey{}, accepted.Add(1))
@@ -83,7 +89,7 @@ func ExampleDial() {
 
 	ctx := context.Background()
 	for range 2 {
-		conn, err := rpc.Dial(ctx, "tcp", l.Addr().String(), nil)
+		conn, err := transport.Dial(ctx, "tcp", l.Addr().String(), nil)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -107,7 +113,7 @@ func ExampleStartChild() {
 	reg := rpc.NewRegistry()
 	rpc.HandleNotification(reg, greeting, func(ctx context.Context, text string) { heard <- text })
 
-	child, err := rpc.StartChild(exec.Command("cat"), &rpc.ChildOptions{Options: &rpc.Options{Handler: reg}})
+	child, err := transport.StartChild(exec.Command("cat"), &transport.ChildOptions{Options: &rpc.Options{Handler: reg}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -131,7 +137,7 @@ func ExampleServeStdio() {
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := rpc.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
+	if err := transport.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package rpc
+package transport
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // DefaultMaxConns is how many connections a Server serves at once when
@@ -20,13 +22,13 @@ const DefaultMaxConns = 10000
 
 // ErrServerClosed is returned by Server.Serve and Server.ListenAndServe
 // once Shutdown or Close has been called.
-var ErrServerClosed = errors.New("rpc: Server closed")
+var ErrServerClosed = errors.New("transport: Server closed")
 
 // Server serves every connection a net.Listener accepts (TCP, a unix
 // socket), each with a Conn of its own, in the manner of http.Server. The
 // common case is one Registry and one Options for all:
 //
-//	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
+//	srv := &transport.Server{Options: &rpc.Options{Handler: reg}}
 //	go srv.Serve(l)
 //	…
 //	srv.Shutdown(ctx) // answers what was read, then closes
@@ -44,12 +46,12 @@ type Server struct {
 	// Options configure the Conn of every connection. Nil means all
 	// defaults. The Server never changes them: when it has a context to
 	// give a Conn (BaseContext, ConnContext), it gives it a copy.
-	Options *Options
+	Options *rpc.Options
 
 	// ConnOptions, when set, makes the Options of each connection, in
 	// place of Options; nc is the connection accepted. It is called on
 	// the accept loop: it must not block.
-	ConnOptions func(nc net.Conn) *Options
+	ConnOptions func(nc net.Conn) *rpc.Options
 
 	// MaxConns bounds the connections served at once, over every
 	// listener. Zero means DefaultMaxConns; a negative value means no
@@ -81,7 +83,7 @@ type Server struct {
 	// next connection is accepted after it returns, nor call Shutdown or
 	// Close. To call the peer as soon as it connects, it starts a
 	// goroutine that does.
-	OnConnect func(nc net.Conn, c *Conn)
+	OnConnect func(nc net.Conn, c *rpc.Conn)
 
 	// OnDisconnect, when set, is called once for each connection that
 	// OnConnect saw, once its Conn has ended, every goroutine of the Conn
@@ -89,7 +91,7 @@ type Server struct {
 	// when the peer hung up, ErrClosed after Shutdown or Close). It is
 	// called on the connection's watcher; Shutdown and Close wait for it,
 	// so it must not call them.
-	OnDisconnect func(nc net.Conn, c *Conn, err error)
+	OnDisconnect func(nc net.Conn, c *rpc.Conn, err error)
 
 	// Logger, when set, receives the errors of Accept, at error level.
 	// The Conns log to their Options.Logger.
@@ -110,7 +112,7 @@ type Server struct {
 
 // serverConn is one connection of a Server.
 type serverConn struct {
-	conn  *Conn
+	conn  *rpc.Conn
 	nc    net.Conn
 	ended chan struct{} // closed by the watcher once it is done with the connection
 }
@@ -135,7 +137,7 @@ func (s *Server) Serve(l net.Listener) error {
 	var base context.Context
 	if s.BaseContext != nil {
 		if base = s.BaseContext(orig); base == nil {
-			panic("rpc: Server.BaseContext returned a nil context")
+			panic("transport: Server.BaseContext returned a nil context")
 		}
 	}
 	var pause time.Duration // after a failed Accept
@@ -154,7 +156,7 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			pause = min(max(2*pause, acceptPauseMin), acceptPauseMax)
 			if s.Logger != nil {
-				s.Logger.Error("rpc: accept failed; retrying", "error", err, "pause", pause)
+				s.Logger.Error("transport: accept failed; retrying", "error", err, "pause", pause)
 			}
 			if !s.sleep(pause) {
 				return ErrServerClosed
@@ -188,7 +190,7 @@ func (s *Server) ListenAndServe(network, address string) error {
 
 // serve starts the Conn of nc, which holds a slot, and its watcher.
 func (s *Server) serve(nc net.Conn, base context.Context) {
-	c := NewConn(nc, nc, s.connOptions(nc, base))
+	c := rpc.NewConn(nc, nc, s.connOptions(nc, base))
 	sc := &serverConn{conn: c, nc: nc, ended: make(chan struct{})}
 	if !s.trackConn(sc) {
 		nc.Close() // Shutdown or Close came first: nothing was started
@@ -220,7 +222,7 @@ func (s *Server) watch(sc *serverConn) {
 // connOptions returns the Options of the connection nc: those of
 // ConnOptions or Options, copied when the connection has a context of
 // its own to carry, so that the user's are never changed.
-func (s *Server) connOptions(nc net.Conn, base context.Context) *Options {
+func (s *Server) connOptions(nc net.Conn, base context.Context) *rpc.Options {
 	opts := s.Options
 	if s.ConnOptions != nil {
 		opts = s.ConnOptions(nc)
@@ -228,7 +230,7 @@ func (s *Server) connOptions(nc net.Conn, base context.Context) *Options {
 	if base == nil && s.ConnContext == nil {
 		return opts // NewConn only reads them
 	}
-	var o Options
+	var o rpc.Options
 	if opts != nil {
 		o = *opts
 	}
@@ -241,7 +243,7 @@ func (s *Server) connOptions(nc net.Conn, base context.Context) *Options {
 	}
 	if s.ConnContext != nil {
 		if ctx = s.ConnContext(ctx, nc); ctx == nil {
-			panic("rpc: Server.ConnContext returned a nil context")
+			panic("transport: Server.ConnContext returned a nil context")
 		}
 	}
 	o.BaseContext = ctx

@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/linerpc/linerpc/internal/floods"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 var hold = rpc.NewMethod[echoParams, echoResult]("hold")
@@ -100,7 +101,7 @@ func TestServerThousandClients(t *testing.T) {
 		}
 		return echoResult{Echo: p.Text}, nil
 	})
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options:      &rpc.Options{Handler: reg},
 		OnDisconnect: func(net.Conn, *rpc.Conn, error) { disconnected.Add(1) },
 	}
@@ -143,7 +144,7 @@ func TestServerThousandClients(t *testing.T) {
 	shutdown := make(chan error, 1)
 	start := time.Now()
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
-	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Fatalf("Serve returned %v", err)
 	}
 	select {

@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // unixListener listens on a unix socket in a temporary directory of t.
@@ -44,7 +45,7 @@ func (s *serving) returned(t *testing.T, what string) error {
 
 // startServing runs serve on a goroutine. When the test ends, srv is
 // closed and serve must have returned.
-func startServing(t *testing.T, srv *rpc.Server, serve func() error) *serving {
+func startServing(t *testing.T, srv *transport.Server, serve func() error) *serving {
 	t.Helper()
 	s := &serving{ch: make(chan error, 1)}
 	go func() { s.ch <- serve() }()
@@ -56,7 +57,7 @@ func startServing(t *testing.T, srv *rpc.Server, serve func() error) *serving {
 }
 
 // startServer serves l with srv (see startServing).
-func startServer(t *testing.T, srv *rpc.Server, l net.Listener) *serving {
+func startServer(t *testing.T, srv *transport.Server, l net.Listener) *serving {
 	t.Helper()
 	return startServing(t, srv, func() error { return srv.Serve(l) })
 }
@@ -67,7 +68,7 @@ func dial(t *testing.T, l net.Listener, reg *rpc.Registry) *rpc.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
-	c, err := rpc.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
+	c, err := transport.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func newConnEvents() *connEvents {
 }
 
 // hook sets the Server's hooks to record into e.
-func (e *connEvents) hook(srv *rpc.Server) *rpc.Server {
+func (e *connEvents) hook(srv *transport.Server) *transport.Server {
 	srv.OnConnect = func(nc net.Conn, c *rpc.Conn) { e.connected <- c }
 	srv.OnDisconnect = func(nc net.Conn, c *rpc.Conn, err error) { e.disconnected <- disconnect{c, err} }
 	return srv
@@ -116,7 +117,7 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rpctest.CheckNoLeak(t)
 			events := newConnEvents()
-			srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}})
+			srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: echoRegistry()}})
 			l := listen(t)
 			served := startServer(t, srv, l)
 			client := dial(t, l, nil)
@@ -134,7 +135,7 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 			if err := srv.Shutdown(t.Context()); err != nil {
 				t.Errorf("Shutdown: %v", err)
 			}
-			if err := served.returned(t, "Serve to return after Shutdown"); !errors.Is(err, rpc.ErrServerClosed) {
+			if err := served.returned(t, "Serve to return after Shutdown"); !errors.Is(err, transport.ErrServerClosed) {
 				t.Errorf("Serve returned %v, want ErrServerClosed", err)
 			}
 		})
@@ -147,7 +148,7 @@ func TestServerListenAndServe(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	path := filepath.Join(t.TempDir(), "rpc.sock")
 	listening := make(chan struct{})
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options: &rpc.Options{Handler: echoRegistry()},
 		// Serve calls it once it has its listener: the socket exists.
 		BaseContext: func(net.Listener) context.Context {
@@ -157,7 +158,7 @@ func TestServerListenAndServe(t *testing.T) {
 	}
 	served := startServing(t, srv, func() error { return srv.ListenAndServe("unix", path) })
 	within(t, listening, "ListenAndServe to listen")
-	client, err := rpc.Dial(t.Context(), "unix", path, nil)
+	client, err := transport.Dial(t.Context(), "unix", path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +170,14 @@ func TestServerListenAndServe(t *testing.T) {
 	if err := srv.Shutdown(t.Context()); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
-	if err := served.returned(t, "ListenAndServe to return"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "ListenAndServe to return"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("ListenAndServe returned %v, want ErrServerClosed", err)
 	}
-	if err := srv.ListenAndServe("unix", path); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := srv.ListenAndServe("unix", path); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("ListenAndServe after Shutdown: %v", err)
 	}
 	l := unixListener(t)
-	if err := srv.Serve(l); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := srv.Serve(l); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v", err)
 	}
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
@@ -190,7 +191,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
-	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -203,7 +204,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
-	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Fatalf("Serve returned %v, want ErrServerClosed", err)
 	}
 	if _, err := net.Dial("unix", l.Addr().String()); err == nil {
@@ -236,7 +237,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 func TestServerShutdownContextEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
-	srv := &rpc.Server{Options: &rpc.Options{Handler: b.reg}}
+	srv := &transport.Server{Options: &rpc.Options{Handler: b.reg}}
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -272,7 +273,7 @@ func TestServerClose(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
-	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -301,7 +302,7 @@ func TestServerClose(t *testing.T) {
 	if r := within(t, res, "the call to fail"); !errors.Is(r.err, rpc.ErrInputEnded) {
 		t.Errorf("call: %+v, want ErrInputEnded", r)
 	}
-	if err := served.returned(t, "Serve to return"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("Serve returned %v, want ErrServerClosed", err)
 	}
 	if err := srv.Shutdown(t.Context()); err != nil {
@@ -330,7 +331,7 @@ func TestServerConnContext(t *testing.T) {
 	l := unixListener(t)
 	accepted := make(chan net.Conn, 1)
 	events := newConnEvents()
-	srv := events.hook(&rpc.Server{
+	srv := events.hook(&transport.Server{
 		Options:     opts,
 		BaseContext: func(bl net.Listener) context.Context { return context.WithValue(t.Context(), serverKey("base"), bl) },
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
@@ -359,7 +360,7 @@ func TestServerConnContext(t *testing.T) {
 	}
 
 	// Without BaseContext, ConnContext starts from the Options' own.
-	srv2 := &rpc.Server{Options: opts, ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+	srv2 := &transport.Server{Options: opts, ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
 		return context.WithValue(ctx, serverKey("peer"), nc)
 	}}
 	l2 := unixListener(t)
@@ -384,7 +385,7 @@ func TestServerHooksOnceEach(t *testing.T) {
 	disconnects := map[net.Conn]int{}
 	optionsMade := 0
 	ended := make(chan error, clients)
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		ConnOptions: func(nc net.Conn) *rpc.Options {
 			mu.Lock()
 			optionsMade++
@@ -448,7 +449,7 @@ func TestServerHooksOnceEach(t *testing.T) {
 func TestServerOnConnectCallsThePeer(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	answers := make(chan callResult, 1)
-	srv := &rpc.Server{OnConnect: func(nc net.Conn, c *rpc.Conn) {
+	srv := &transport.Server{OnConnect: func(nc net.Conn, c *rpc.Conn) {
 		go func() {
 			r, err := echo.Call(t.Context(), c, echoParams{"welcome"})
 			answers <- callResult{r, err}
@@ -510,7 +511,7 @@ func (pipeAddr) String() string  { return "pipe" }
 func (l *pipeListener) dial(t *testing.T) (*rpc.Conn, net.Conn) {
 	client, server := net.Pipe()
 	l.backlog <- server
-	return rpc.StartConn(client, nil), client
+	return transport.StartConn(client, nil), client
 }
 
 // With MaxConns 2, a third client is not served while two are: the
@@ -521,7 +522,7 @@ func TestServerMaxConns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		events := newConnEvents()
-		srv := events.hook(&rpc.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
+		srv := events.hook(&transport.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(l) }()
 
@@ -555,7 +556,7 @@ func TestServerMaxConns(t *testing.T) {
 		if err := srv.Shutdown(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-served; !errors.Is(err, rpc.ErrServerClosed) {
+		if err := <-served; !errors.Is(err, transport.ErrServerClosed) {
 			t.Errorf("Serve returned %v", err)
 		}
 		for _, c := range clients {
@@ -578,7 +579,7 @@ func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		var log rpctest.LockedBuffer
-		srv := &rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		srv := &transport.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
 		for range 3 {
 			l.errs <- fmt.Errorf("wrapped: %w", temporaryError{})
 		}
