@@ -87,7 +87,11 @@ func runtimeCloseErr(err error) error {
 	if !errors.As(err, &stuck) {
 		return err
 	}
-	errs := []error{fmt.Errorf("runtime process did not exit within %dms after SIGKILL was %s", stuck.Grace.Milliseconds(), stuck.KillOutcome())}
+	outcome := "accepted"
+	if stuck.KillErr != nil {
+		outcome = "refused"
+	}
+	errs := []error{fmt.Errorf("runtime process did not exit within %dms after SIGKILL was %s", stuck.Grace.Milliseconds(), outcome)}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
 			if e != error(stuck) {

@@ -196,12 +196,6 @@ func (ch *Child) StderrTail() []string {
 	return ch.tail.Lines()
 }
 
-// AddStderrLine adds a line of the caller's own to the stderr tail, after
-// the lines read so far, so that an error message made from StderrTail
-// also says what the caller saw go wrong (a shutdown request that failed,
-// say) in its place among the child's lines.
-func (ch *Child) AddStderrLine(line string) { ch.tail.Add(line) }
-
 // ChildNotReapedError is Child.Close's error when the child did not exit
 // even after SIGKILL: it could not be reaped.
 type ChildNotReapedError struct {
@@ -212,15 +206,11 @@ type ChildNotReapedError struct {
 }
 
 func (e *ChildNotReapedError) Error() string {
-	return fmt.Sprintf("transport: child process did not exit within %dms after SIGKILL was %s", e.Grace.Milliseconds(), e.KillOutcome())
-}
-
-// KillOutcome says whether SIGKILL was "accepted" or "refused".
-func (e *ChildNotReapedError) KillOutcome() string {
+	outcome := "accepted"
 	if e.KillErr != nil {
-		return "refused"
+		outcome = "refused"
 	}
-	return "accepted"
+	return fmt.Sprintf("transport: child process did not exit within %dms after SIGKILL was %s", e.Grace.Milliseconds(), outcome)
 }
 
 // Close ends the child and releases everything the Child holds; it is

@@ -129,21 +129,23 @@ func TestChildGrandchildSwept(t *testing.T) {
 	gone(t, "the grandchild", grandchild)
 }
 
-// The stderr tail keeps the last lines, the caller's own among them, and
-// the child's stderr is copied to cmd.Stderr as well.
+// The stderr tail keeps the last lines, the unterminated last one
+// included, and the child's stderr is copied to cmd.Stderr as well.
 func TestChildStderrTail(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	ch, _, stderr := startSh(t, `for i in 1 2 3 4; do echo "line $i" >&2; done; read line; echo "line 5" >&2; printf 'no newline' >&2; exit 1`, &transport.ChildOptions{StderrLines: 3})
 	waitStderr(t, stderr, "line 4") // it is in the tail before it is copied
-	ch.AddStderrLine("the caller's own")
+	if got := strings.Join(ch.StderrTail(), "|"); got != "line 2|line 3|line 4" {
+		t.Errorf("tail %q while the child runs, want the last 3 of lines 1 to 4", got)
+	}
 	if err := ch.Conn().Notify(t.Context(), "go on", nil); err != nil {
 		t.Fatal(err)
 	}
 	within(t, ch.Exited(), "the child to exit")
 	// Once the child has exited, StderrTail lets the reader take in the
 	// rest of the pipe.
-	want := "line 4|the caller's own|line 5|no newline"
-	if got := strings.Join(ch.StderrTail(), "|"); got != "the caller's own|line 5|no newline" {
+	want := "line 3|line 4|line 5|no newline"
+	if got := strings.Join(ch.StderrTail(), "|"); got != "line 4|line 5|no newline" {
 		t.Errorf("tail %q, want the last 3 of %q", got, want)
 	}
 	if err := ch.Close(); err != nil {
