@@ -1,6 +1,6 @@
-// Command lsp is a small language server written on package rpc alone. It
-// shows what a Language Server Protocol peer needs from a JSON-RPC
-// library, and how each need reads with rpc:
+// Command lsp is a small language server written on packages rpc and
+// rpc/transport alone. It shows what a Language Server Protocol peer
+// needs from a JSON-RPC library, and how each need reads with rpc:
 //
 //   - Content-Length framing, as LSP clients speak it, detected from the
 //     client's first bytes (Options.Framing = rpc.DetectFraming), so that a
@@ -17,7 +17,8 @@
 //   - LSP's life cycle (initialize first, nothing but exit after
 //     shutdown) as a serving interceptor (Options.Intercept);
 //   - state per connection (the open documents) carried by the Conn's
-//     context (Options.BaseContext, Server.ConnContext);
+//     context (Options.BaseContext, set per connection by
+//     transport.Server.ConnState);
 //   - one process per client on stdio, or many clients of one listener
 //     with transport.Server.
 //
@@ -116,8 +117,10 @@ func serveListener(ctx context.Context, addr string, logTo io.Writer) error {
 	}
 	srv := &transport.Server{
 		Options: sharedOptions(newRegistry()),
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return withSession(ctx, newSession())
+		ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+			if state == transport.StateNew { // c.Options is this connection's own copy
+				c.Options.BaseContext = withSession(c.Options.BaseContext, newSession())
+			}
 		},
 	}
 	fmt.Fprintf(logTo, "lsp: listening on %s:%s\n", network, l.Addr())

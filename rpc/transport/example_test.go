@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -66,8 +67,9 @@ type connNumberKey struct{}
 
 var whoAmI = rpc.NewMethod[rpc.NoParams, string]("whoami")
 
-// Dial a TCP server whose ConnContext gives each connection's handlers
-// a value of its own: here, the connection's number.
+// Dial a TCP server whose ConnState gives each connection's handlers a
+// value of its own, in the context of the connection's Options: here,
+// the connection's number.
 func ExampleDial() {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -80,8 +82,10 @@ func ExampleDial() {
 	var accepted atomic.Int64
 	srv := &transport.Server{
 		Options: &rpc.Options{Handler: reg},
-		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
-			return context.WithValue(ctx, connNumberKey{}, accepted.Add(1))
+		ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+			if state == transport.StateNew { // c.Options is this connection's own
+				c.Options.BaseContext = context.WithValue(c.Options.BaseContext, connNumberKey{}, accepted.Add(1))
+			}
 		},
 	}
 	go srv.Serve(l)
@@ -100,6 +104,59 @@ func ExampleDial() {
 	// Output:
 	// connection 1 <nil>
 	// connection 2 <nil>
+}
+
+var welcome = rpc.NewNotification[string]("welcome")
+
+// ConnState follows every connection: it keeps the live ones, greets
+// each client once its Conn has started, and hears why each one ended.
+// Shutdown returns once every connection has been seen at StateClosed.
+func ExampleServer_ConnState() {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var mu sync.Mutex
+	live := map[*transport.ServerConn]bool{}
+	srv := &transport.Server{
+		ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch state {
+			case transport.StateActive:
+				live[c] = true
+				// Notify only queues the frame; a call, which waits for
+				// the client's answer, would go on a goroutine of its own.
+				welcome.Notify(context.Background(), c.Conn, fmt.Sprintf("welcome, you are one of %d", len(live)))
+			case transport.StateClosed:
+				delete(live, c)
+				fmt.Println("ended:", c.Err)
+			}
+		},
+	}
+	go srv.Serve(l)
+
+	heard := make(chan string, 1)
+	reg := rpc.NewRegistry()
+	rpc.HandleNotification(reg, welcome, func(_ context.Context, text string) { heard <- text })
+	ctx := context.Background()
+	conn, err := transport.Dial(ctx, "tcp", l.Addr().String(), &rpc.Options{Handler: reg})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-heard)
+
+	fmt.Println("Shutdown:", srv.Shutdown(ctx))
+	mu.Lock()
+	fmt.Println("live:", len(live))
+	mu.Unlock()
+	fmt.Println("client:", conn.Wait())
+	// Output:
+	// welcome, you are one of 1
+	// ended: rpc: connection closed
+	// Shutdown: <nil>
+	// live: 0
+	// client: rpc: input ended
 }
 
 var greeting = rpc.NewNotification[string]("greeting")

@@ -102,8 +102,12 @@ func TestServerThousandClients(t *testing.T) {
 		return echoResult{Echo: p.Text}, nil
 	})
 	srv := &transport.Server{
-		Options:      &rpc.Options{Handler: reg},
-		OnDisconnect: func(net.Conn, *rpc.Conn, error) { disconnected.Add(1) },
+		Options: &rpc.Options{Handler: reg},
+		ConnState: func(_ *transport.ServerConn, state transport.ConnState) {
+			if state == transport.StateClosed {
+				disconnected.Add(1)
+			}
+		},
 	}
 	l := unixListener(t)
 	served := startServer(t, srv, l)
@@ -162,6 +166,6 @@ func TestServerThousandClients(t *testing.T) {
 	}
 	t.Logf("Shutdown of %d connections with a request each in flight: %v", clients, time.Since(start).Round(time.Millisecond))
 	if n := disconnected.Load(); n != clients {
-		t.Errorf("OnDisconnect called %d times, want %d", n, clients)
+		t.Errorf("%d connections seen at StateClosed, want %d", n, clients)
 	}
 }
