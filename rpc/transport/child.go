@@ -205,6 +205,8 @@ type ChildNotReapedError struct {
 	KillErr error
 }
 
+// Error says how long Close waited after SIGKILL, and whether SIGKILL
+// was accepted or refused.
 func (e *ChildNotReapedError) Error() string {
 	outcome := "accepted"
 	if e.KillErr != nil {

@@ -25,6 +25,8 @@ const (
 
 var stateNames = [...]string{StateNew: "new", StateActive: "active", StateClosed: "closed"}
 
+// String returns the state's name in lower case ("new", "active",
+// "closed"), as logs and test failures show it.
 func (s ConnState) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]

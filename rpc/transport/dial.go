@@ -24,8 +24,8 @@ func Dial(ctx context.Context, network, address string, opts *rpc.Options) (*rpc
 // StartConn returns a Conn over nc, started, that owns nc: nc is closed
 // once the Conn has ended and every goroutine of the Conn has exited (see
 // rpc.Conn.Wait), whatever ended it — Close, Shutdown, the peer hanging
-// up, a failed write. It is what Dial and Server use for each connection.
-// A Conn's Close interrupts a read or a write of nc in progress (through
+// up, a failed write. Dial uses it, and a Server keeps the same rule for
+// each connection it accepts. A Conn's Close interrupts a read or a write of nc in progress (through
 // its deadlines), so nc is closed soon after Close.
 //
 // Besides the Conn's own goroutines, one goroutine waits for the Conn to

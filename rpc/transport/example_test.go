@@ -159,6 +159,29 @@ func ExampleServer_ConnState() {
 	// client: rpc: input ended
 }
 
+// StartConn owns a net.Conn made elsewhere: here each end of net.Pipe.
+// The client's Close ends its Conn, which then closes its end of the pipe:
+// the server sees its input end, and closes the other end.
+func ExampleStartConn() {
+	serverEnd, clientEnd := net.Pipe()
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, Add, func(ctx context.Context, p AddParams) (AddResult, error) {
+		return AddResult{Sum: p.A + p.B}, nil
+	})
+	server := transport.StartConn(serverEnd, &rpc.Options{Handler: reg})
+	client := transport.StartConn(clientEnd, nil)
+
+	res, err := Add.Call(context.Background(), client, AddParams{A: 1, B: 2})
+	fmt.Println(res.Sum, err)
+	client.Close()
+	fmt.Println("server:", server.Wait())
+	fmt.Println("client:", client.Wait())
+	// Output:
+	// 3 <nil>
+	// server: rpc: input ended
+	// client: rpc: connection closed
+}
+
 var greeting = rpc.NewNotification[string]("greeting")
 
 // A child process spoken to over its stdio. Here the child is cat, which

@@ -17,7 +17,7 @@ import (
 // (its Conn, its socket; TestServerThousandClients measures it) and the
 // stacks of its read loop and its watcher, about 20 KiB in all: 10,000
 // idle connections hold about 200 MiB. Each busy one may hold up to the
-// bound of the package documentation.
+// bound of package rpc's documentation (its section Bounds).
 const DefaultMaxConns = 10000
 
 // ErrServerClosed is returned by Server.Serve and Server.ListenAndServe
@@ -269,7 +269,7 @@ func (s *Server) connOptions(base context.Context) *rpc.Options {
 
 // Shutdown shuts the Server down gracefully, as http.Server.Shutdown
 // does: it closes the listeners (Serve returns ErrServerClosed), then
-// shuts every connection down with Conn.Shutdown, all at once — each
+// shuts every connection down with rpc.Conn.Shutdown, all at once — each
 // answers the requests it has read and writes what it has queued, then
 // closes — and waits until every connection has ended (its net.Conn
 // closed, ConnState returned from StateClosed). It returns the error of closing a
@@ -315,7 +315,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close closes the listeners and every connection at once, with
-// Conn.Close: pending calls fail, the handlers' contexts are cancelled,
+// rpc.Conn.Close: pending calls fail, the handlers' contexts are cancelled,
 // nothing more is written. Unlike http.Server.Close, it then waits until
 // every connection has ended — its Conn's goroutines exited (see
 // rpc.Conn.Wait), its net.Conn closed, ConnState returned from
