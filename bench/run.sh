@@ -16,8 +16,8 @@
 # floods and the idle connections: a few minutes); results/rpc.txt gets the library's micro-benchmarks, in
 # rounds too; results/framing.txt the rounds of the framing suite
 # (workloads 1-4 with Content-Length and newline framing, about 2.5
-# minutes a round); results/server.txt the rounds of workload 10 (an
-# rpc.Server on a unix socket, 1,000 clients). The machine's
+# minutes a round); results/server.txt the rounds of workload 10 (a
+# transport.Server on a unix socket, 1,000 clients). The machine's
 # goos/goarch/cpu lines head each file.
 set -eu
 cd "$(dirname "$0")"

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
-// Workload 10: the listener helper. An rpc.Server serves a unix socket;
-// 1,000 clients (rpc.Dial) connect, each calls the round trip of workload
-// 1 once, and then all of them call at once, each on its own connection
-// from a goroutine of its own, b.N calls in all: an op is one call
-// (calls/s: the calls of all the clients per second).
+// Workload 10: the listener helper. A transport.Server serves a unix
+// socket; 1,000 clients (transport.Dial) connect, each calls the round
+// trip of workload 1 once, and then all of them call at once, each on
+// its own connection from a goroutine of its own, b.N calls in all: an op
+// is one call (calls/s: the calls of all the clients per second).
 // heap-B/conn is the heap in use (runtime.MemStats.HeapInuse, after a GC)
 // once the 1,000 clients have connected and called once, less what was in
 // use before they connected, per connection: both ends of it (the
@@ -68,12 +69,12 @@ func TestServerUnix(t *testing.T) {
 	t.Logf("%.0f B of heap, %.0f B of stack per connection", u.heapPerConn, u.stackPerConn)
 }
 
-// unixServer is an rpc.Server on a unix socket and its clients, each
+// unixServer is a transport.Server on a unix socket and its clients, each
 // with a goroutine of its own that makes the calls it is given, so that
 // the op measures calls, not goroutines started to make them (a new
 // goroutine grows its stack for go-json's encoder on its first call).
 type unixServer struct {
-	srv          *rpc.Server
+	srv          *transport.Server
 	served       chan error // Serve's
 	clients      []*rpc.Conn
 	work         []chan int // how many calls each client's goroutine is to make
@@ -96,14 +97,14 @@ func startUnixServer(dir string, n int) (*unixServer, error) {
 	}
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, lrPrompt, func(_ context.Context, p Prompt) (Reply, error) { return servePrompt(&p) })
-	u := &unixServer{srv: &rpc.Server{Options: &rpc.Options{Handler: reg}}, served: make(chan error, 1), done: make(chan error, n)}
+	u := &unixServer{srv: &transport.Server{Options: &rpc.Options{Handler: reg}}, served: make(chan error, 1), done: make(chan error, n)}
 	go func() { u.served <- u.srv.Serve(l) }()
 
 	before := memInUse()
 	ctx, cancel := context.WithTimeout(bg, serverWait)
 	defer cancel()
 	for range n {
-		c, err := rpc.Dial(ctx, "unix", path, nil)
+		c, err := transport.Dial(ctx, "unix", path, nil)
 		if err != nil {
 			u.stop()
 			return nil, fmt.Errorf("dialing client %d of %d: %w", len(u.clients)+1, n, err)
@@ -192,7 +193,7 @@ func (u *unixServer) stop() error {
 	}
 	select {
 	case err := <-u.served:
-		if !errors.Is(err, rpc.ErrServerClosed) {
+		if !errors.Is(err, transport.ErrServerClosed) {
 			errs = append(errs, fmt.Errorf("Serve: %w", err))
 		}
 	case <-time.After(serverWait):

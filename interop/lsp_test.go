@@ -9,7 +9,7 @@ package interop_test
 //   - Go's rpc as the client of a vscode-jsonrpc server
 //     (js/lsp_server.mjs) over the child's stdio, with
 //     rpc.ContentLengthFraming and rpc.LSPCancellation, through
-//     rpc.StartChild.
+//     transport.StartChild.
 
 import (
 	"bytes"
@@ -30,6 +30,7 @@ import (
 
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // lspWait bounds each wait of these tests on the Go side (a call, a line
@@ -324,9 +325,9 @@ func TestLSPServerWithVSCodeClientOverSockets(t *testing.T) {
 
 // vscodeServer is a Go rpc.Conn, as an LSP client, on the stdio of
 // js/lsp_server.mjs (a vscode-jsonrpc server), started with
-// rpc.StartChild; its stderr lines come on a channel.
+// transport.StartChild; its stderr lines come on a channel.
 type vscodeServer struct {
-	child   *rpc.Child
+	child   *transport.Child
 	conn    *rpc.Conn
 	stderr  chan string
 	noted   chan json.RawMessage // the server's "noted" notifications
@@ -408,7 +409,7 @@ func startVSCodeServer(t *testing.T) *vscodeServer {
 	cmd := exec.Command("node", "js/lsp_server.mjs")
 	cmd.Dir = dir
 	cmd.Stderr = errs
-	s.child, err = rpc.StartChild(cmd, &rpc.ChildOptions{Options: &rpc.Options{
+	s.child, err = transport.StartChild(cmd, &transport.ChildOptions{Options: &rpc.Options{
 		Framing:      rpc.ContentLengthFraming,
 		Handler:      reg,
 		Cancellation: rpc.LSPCancellation(),
@@ -471,7 +472,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // Go's rpc as the client of a vscode-jsonrpc server, over the child's
-// stdio in Content-Length framing (rpc.StartChild).
+// stdio in Content-Length framing (transport.StartChild).
 func TestLSPGoClientOfVSCodeServer(t *testing.T) {
 	// Typed calls, params by name and by position, and a call of the
 	// server's back to Go made while it serves one of Go's.

@@ -35,9 +35,7 @@
 // with workers.go for the goroutines that do the work, batch.go for
 // JSON-RPC batches (each element goes the path of a lone frame), and the
 // API around them (method.go, registry.go, options.go, errors.go,
-// drop.go, intercept.go), with the helpers around the Conn: server.go (a
-// Server for a net.Listener), dial.go (Dial, StartConn), stdio.go
-// (ServeStdio) and child.go (StartChild and its teardown ladder). A request's path:
+// drop.go, intercept.go). A request's path:
 //
 //	readLoop → framer.next → parse → admit (inbox) → worker: runRequests
 //	  → serve → handler → send (writer) → flush → Write
@@ -299,32 +297,11 @@
 //
 // # Listeners, dialers, stdio and child processes
 //
-// A Conn runs over any reader and writer; four helpers make one over the
-// usual transports and own what they open:
-//
-//	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
-//	go srv.Serve(l)                                       // a Conn per connection of l
-//	conn, err := rpc.Dial(ctx, "unix", path, nil)         // a started Conn that owns its net.Conn
-//	err = rpc.ServeStdio(ctx, &rpc.Options{Handler: reg}) // the process's own stdin and stdout
-//	child, err := rpc.StartChild(cmd, nil)                // a child process's stdin and stdout
-//
-// Server has the shape of http.Server: Options (or ConnOptions per
-// connection); MaxConns (DefaultMaxConns: at the bound it stops accepting
-// until a connection ends, and clients wait in the kernel's backlog);
-// BaseContext and ConnContext, whose values reach the handlers as the
-// Conn's Options.BaseContext; OnConnect and OnDisconnect; Shutdown, which
-// shuts every connection down at once and never waits past its context;
-// and Close, which, unlike http.Server's, returns once every connection's
-// goroutines have exited. StartConn, which Dial and Server use, holds the
-// one rule for a net.Conn: it is closed once its Conn has ended and the
-// Conn's goroutines have exited, not at Done, because the handlers running
-// when the input ends still answer through it. ServeStdio returns nil at
-// the end of the input, and once its context ends shuts the connection
-// down within StdioShutdownGrace. StartChild starts the child as the
-// leader of a process group of its own and reads its stderr continuously
-// (StderrTail); its Close runs a bounded teardown ladder: close stdin and
-// wait EOFGrace, SIGTERM and wait KillGrace, SIGKILL and wait KillGrace,
-// then end what is left of the group.
+// A Conn runs over any reader and writer, and never closes them. Package
+// rpc/transport makes Conns over the usual transports and owns what it
+// opens: a Server for every connection of a net.Listener, Dial and
+// StartConn for a net.Conn, ServeStdio for the process's own stdin and
+// stdout, and StartChild for a child process's, with its bounded teardown.
 //
 // # Shutdown
 //

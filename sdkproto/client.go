@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // Defaults of ClientOptions, those of the TypeScript HarnessClient.
@@ -137,7 +138,7 @@ func (o *ClientOptions) resolved() ClientOptions {
 type Client struct {
 	conn  *rpc.Conn
 	opts  ClientOptions
-	child *rpc.Child // nil unless made by Launch
+	child *transport.Child // nil unless made by Launch
 
 	// For a Client not made by Launch, streams are closed by Close after
 	// the connection, in order; stdin is the writer whose closing is the
@@ -150,6 +151,9 @@ type Client struct {
 	subs    []*Subscription // copied on write: the read loop takes a snapshot
 	count   uint64          // notifications received
 	closing bool            // Close has begun: no new requests
+	// shutdownFailed is the line Close adds to a launched runtime's
+	// stderr tail when its shutdown request failed (see stderrTail).
+	shutdownFailed string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -412,16 +416,30 @@ func (c *Client) transportErr(cause error, wait bool) *TransportClosedError {
 			waitExit(c.child, exitWait)
 		}
 		e.Exited, e.ExitCode, e.Signal = exitStatus(c.child)
-		e.StderrTail = c.child.StderrTail()
+		e.StderrTail = c.stderrTail()
 	}
 	return e
 }
 
+// stderrTail returns the last stderr lines of a launched runtime, and nil
+// for a Client not made by Launch. Once Close's shutdown request has
+// failed, the line that says so is the tail's last (the lines the runtime
+// wrote as Close ended it come before it), and the tail still holds at most
+// StderrLines lines. The Client keeps that line itself: the child's tail is
+// the child's own.
 func (c *Client) stderrTail() []string {
 	if c.child == nil {
 		return nil
 	}
-	return c.child.StderrTail()
+	tail := c.child.StderrTail()
+	c.mu.Lock()
+	note := c.shutdownFailed
+	c.mu.Unlock()
+	if note == "" {
+		return tail
+	}
+	tail = append(tail, note)
+	return tail[max(0, len(tail)-c.opts.StderrLines):]
 }
 
 // CloseInput closes the runtime's input (its stdin for a launched

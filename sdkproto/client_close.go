@@ -16,8 +16,8 @@ import (
 //  2. if the runtime is still reachable, shutdown is sent and awaited for
 //     at most ShutdownTimeout, also when the request cannot even be
 //     written because the runtime stopped reading (a failure is not an
-//     error of Close: it is added to the stderr tail as "shutdown request
-//     failed: <msg>");
+//     error of Close: it is added to the stderr tail, as its last line,
+//     "shutdown request failed: <msg>");
 //  3. the runtime's stdin is closed, which also ends a Write stuck on it;
 //     for a launched child: wait EOFGrace, SIGTERM, wait KillGrace,
 //     SIGKILL, wait KillGrace, stopping as soon as the child is reaped (the
@@ -53,11 +53,13 @@ func (c *Client) close() error {
 		// stuck in Write.
 		_, err := callWithin(context.Background(), c, shutdownRaw, rpc.NoParams{}, c.opts.ShutdownTimeout, true)
 		if err != nil && c.child != nil {
-			c.child.AddStderrLine("shutdown request failed: " + err.Error())
+			c.mu.Lock()
+			c.shutdownFailed = "shutdown request failed: " + err.Error()
+			c.mu.Unlock()
 		}
 	}
 	if c.child != nil {
-		// Steps 3 to 5 for a launched child: rpc.Child.Close, whose bounds
+		// Steps 3 to 5 for a launched child: transport.Child.Close, whose bounds
 		// are those of ClientOptions, set by Launch.
 		return runtimeCloseErr(c.child.Close())
 	}

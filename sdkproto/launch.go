@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // Launch starts cmd as the runtime and returns a Client talking to it over
@@ -26,14 +27,14 @@ import (
 // also ends the processes it started; on other platforms only the child
 // itself is signalled, and its own children may outlive the Client.
 //
-// The process handling is rpc.StartChild's; the Client adds the shutdown
+// The process handling is transport.StartChild's; the Client adds the shutdown
 // request before its teardown ladder, and the runtime's terms in errors.
 func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	if cmd.Process != nil || cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("sdkproto: Launch needs an unstarted exec.Cmd without Stdin and Stdout")
 	}
 	c := newClient(opts)
-	child, err := rpc.StartChild(cmd, &rpc.ChildOptions{
+	child, err := transport.StartChild(cmd, &transport.ChildOptions{
 		Options:     &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger},
 		EOFGrace:    c.opts.EOFGrace,
 		KillGrace:   c.opts.KillGrace,
@@ -48,7 +49,7 @@ func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 }
 
 // waitExit waits up to d for the child to be reaped; d <= 0 only looks.
-func waitExit(child *rpc.Child, d time.Duration) bool {
+func waitExit(child *transport.Child, d time.Duration) bool {
 	select {
 	case <-child.Exited():
 		return true
@@ -68,7 +69,7 @@ func waitExit(child *rpc.Child, d time.Duration) bool {
 }
 
 // exitStatus returns the exit status once the child is reaped.
-func exitStatus(child *rpc.Child) (exited bool, code int, signal string) {
+func exitStatus(child *transport.Child) (exited bool, code int, signal string) {
 	st := child.ProcessState()
 	if st == nil {
 		return false, 0, ""
@@ -80,13 +81,17 @@ func exitStatus(child *rpc.Child) (exited bool, code int, signal string) {
 }
 
 // runtimeCloseErr says in the runtime's terms (docs/wire.md §6.4) that the
-// child could not be reaped, when rpc.Child.Close says so.
+// child could not be reaped, when transport.Child.Close says so.
 func runtimeCloseErr(err error) error {
-	var stuck *rpc.ChildNotReapedError
+	var stuck *transport.ChildNotReapedError
 	if !errors.As(err, &stuck) {
 		return err
 	}
-	errs := []error{fmt.Errorf("runtime process did not exit within %dms after SIGKILL was %s", stuck.Grace.Milliseconds(), stuck.KillOutcome())}
+	outcome := "accepted"
+	if stuck.KillErr != nil {
+		outcome = "refused"
+	}
+	errs := []error{fmt.Errorf("runtime process did not exit within %dms after SIGKILL was %s", stuck.Grace.Milliseconds(), outcome)}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
 			if e != error(stuck) {

@@ -110,8 +110,7 @@ func TestLaunchTeardownLadder(t *testing.T) {
 	}
 }
 
-// The stderr tail keeps the last lines only, and a shutdown that failed
-// is recorded in it.
+// The stderr tail keeps the last lines only.
 func TestLaunchStderrTail(t *testing.T) {
 	t.Parallel()
 	// The Client copies the child's stderr here after it took the bytes into
@@ -129,5 +128,36 @@ func TestLaunchStderrTail(t *testing.T) {
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A shutdown request that failed is the last line of the stderr tail,
+// after what the runtime wrote as Close ended it, within StderrLines.
+func TestLaunchShutdownFailureInStderrTail(t *testing.T) {
+	t.Parallel()
+	stderr := &rpctest.Recorder{Stream: true}
+	// It reads shutdown without answering it, and exits at the end of its
+	// input, saying so.
+	cmd := exec.Command("sh", "-c", `for i in 1 2 3; do echo "line $i" >&2; done; cat >/dev/null; echo "bye" >&2`)
+	cmd.Stderr = stderr
+	c, err := sdkproto.Launch(cmd, &sdkproto.ClientOptions{StderrLines: 3, ShutdownTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.WaitFor(t, func(d []byte) bool { return bytes.Contains(d, []byte("line 3\n")) })
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.ProcessState(); st == nil || st.ExitCode() != 0 {
+		t.Fatalf("the runtime ended with %v, want exit 0 at the end of its input", st)
+	}
+	_, err = c.Prompt(procCtx(t), "main")
+	var tc *sdkproto.TransportClosedError
+	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrClientClosed) {
+		t.Fatalf("Prompt after Close: %v", err)
+	}
+	if len(tc.StderrTail) != 3 || tc.StderrTail[0] != "line 3" || tc.StderrTail[1] != "bye" ||
+		!strings.HasPrefix(tc.StderrTail[2], "shutdown request failed: ") {
+		t.Errorf("stderr tail %q, want line 3, bye, then the failed shutdown", tc.StderrTail)
 	}
 }

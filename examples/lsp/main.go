@@ -1,6 +1,6 @@
-// Command lsp is a small language server written on package rpc alone. It
-// shows what a Language Server Protocol peer needs from a JSON-RPC
-// library, and how each need reads with rpc:
+// Command lsp is a small language server written on packages rpc and
+// rpc/transport alone. It shows what a Language Server Protocol peer
+// needs from a JSON-RPC library, and how each need reads with rpc:
 //
 //   - Content-Length framing, as LSP clients speak it, detected from the
 //     client's first bytes (Options.Framing = rpc.DetectFraming), so that a
@@ -17,9 +17,10 @@
 //   - LSP's life cycle (initialize first, nothing but exit after
 //     shutdown) as a serving interceptor (Options.Intercept);
 //   - state per connection (the open documents) carried by the Conn's
-//     context (Options.BaseContext, Server.ConnContext);
+//     context (Options.BaseContext, set per connection by
+//     transport.Server.ConnState);
 //   - one process per client on stdio, or many clients of one listener
-//     with rpc.Server.
+//     with transport.Server.
 //
 // Hover shows the word under the cursor (positions count UTF-16 code
 // units, as LSP's do); every TODO in a document is reported as a warning;
@@ -52,6 +53,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // grace bounds how long a connection that has ended (its input closed,
@@ -79,7 +81,7 @@ func main() {
 // serveStdio serves one client on r and w until exit or the end of the
 // input, and returns the status to exit with.
 //
-// rpc.ServeStdio does this for a server without a life cycle of its own;
+// transport.ServeStdio does this for a server without a life cycle of its own;
 // an LSP server differs in two ways: its client's leaving (the end of the
 // input) cancels the requests still running after a short grace, rather
 // than waiting for them, and exit ends the process although the client
@@ -113,10 +115,12 @@ func serveListener(ctx context.Context, addr string, logTo io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options: sharedOptions(newRegistry()),
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return withSession(ctx, newSession())
+		ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+			if state == transport.StateNew { // c.Options is this connection's own copy
+				c.Options.BaseContext = withSession(c.Options.BaseContext, newSession())
+			}
 		},
 	}
 	fmt.Fprintf(logTo, "lsp: listening on %s:%s\n", network, l.Addr())
@@ -133,7 +137,7 @@ func serveListener(ctx context.Context, addr string, logTo io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()
 	}
-	if err := <-served; !errors.Is(err, rpc.ErrServerClosed) {
+	if err := <-served; !errors.Is(err, transport.ErrServerClosed) {
 		return err
 	}
 	return nil

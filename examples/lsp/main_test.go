@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // wait bounds every wait of these tests: reaching it means a hang.
@@ -388,7 +389,7 @@ func TestLSPListen(t *testing.T) {
 
 	dial := func() *client {
 		c := newClient(t)
-		conn, err := rpc.Dial(context.Background(), "unix", sock, c.options(rpc.ContentLengthFraming))
+		conn, err := transport.Dial(context.Background(), "unix", sock, c.options(rpc.ContentLengthFraming))
 		if err != nil {
 			t.Fatalf("dial %s: %v", sock, err)
 		}

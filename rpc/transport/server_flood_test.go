@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/linerpc/linerpc/internal/floods"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 var hold = rpc.NewMethod[echoParams, echoResult]("hold")
@@ -100,9 +101,13 @@ func TestServerThousandClients(t *testing.T) {
 		}
 		return echoResult{Echo: p.Text}, nil
 	})
-	srv := &rpc.Server{
-		Options:      &rpc.Options{Handler: reg},
-		OnDisconnect: func(net.Conn, *rpc.Conn, error) { disconnected.Add(1) },
+	srv := &transport.Server{
+		Options: &rpc.Options{Handler: reg},
+		ConnState: func(_ *transport.ServerConn, state transport.ConnState) {
+			if state == transport.StateClosed {
+				disconnected.Add(1)
+			}
+		},
 	}
 	l := unixListener(t)
 	served := startServer(t, srv, l)
@@ -143,7 +148,7 @@ func TestServerThousandClients(t *testing.T) {
 	shutdown := make(chan error, 1)
 	start := time.Now()
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
-	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Fatalf("Serve returned %v", err)
 	}
 	select {
@@ -161,6 +166,6 @@ func TestServerThousandClients(t *testing.T) {
 	}
 	t.Logf("Shutdown of %d connections with a request each in flight: %v", clients, time.Since(start).Round(time.Millisecond))
 	if n := disconnected.Load(); n != clients {
-		t.Errorf("OnDisconnect called %d times, want %d", n, clients)
+		t.Errorf("%d connections seen at StateClosed, want %d", n, clients)
 	}
 }

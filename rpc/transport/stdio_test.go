@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // helperEnv, set to a role, makes the test binary a child process of
 // these tests (TestHelperChild) instead of running them.
-const helperEnv = "LINERPC_RPC_TEST_CHILD"
+const helperEnv = "LINERPC_TRANSPORT_TEST_CHILD"
 
 var (
 	// childStarted is what the helper child's handlers notify once they
@@ -54,7 +55,7 @@ func TestHelperChild(t *testing.T) {
 		return echoResult{Echo: p.Text + " after SIGTERM"}, nil
 	})
 	fmt.Fprintln(os.Stderr, "serving")
-	if err := rpc.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
+	if err := transport.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -73,7 +74,7 @@ func helperCmd() *exec.Cmd {
 // startHelper starts the helper child with StartChild; its handlers'
 // childStarted notifications come to the channel returned. The Child is
 // closed when the test ends.
-func startHelper(t *testing.T, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, <-chan struct{}) {
+func startHelper(t *testing.T, opts *transport.ChildOptions) (*transport.Child, *exec.Cmd, <-chan struct{}) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("SIGTERM")
@@ -82,11 +83,11 @@ func startHelper(t *testing.T, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, <
 	reg := rpc.NewRegistry()
 	rpc.HandleNotification(reg, childStarted, func(context.Context, rpc.NoParams) { started <- struct{}{} })
 	if opts == nil {
-		opts = &rpc.ChildOptions{}
+		opts = &transport.ChildOptions{}
 	}
 	opts.Options = &rpc.Options{Handler: reg}
 	cmd := helperCmd()
-	ch, err := rpc.StartChild(cmd, opts)
+	ch, err := transport.StartChild(cmd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func startHelper(t *testing.T, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, <
 }
 
 // exitedWith waits for the child to exit and checks its exit code.
-func exitedWith(t *testing.T, ch *rpc.Child, code int) {
+func exitedWith(t *testing.T, ch *transport.Child, code int) {
 	t.Helper()
 	within(t, ch.Exited(), "the child to exit")
 	if st := ch.ProcessState(); st.ExitCode() != code {
@@ -159,7 +160,7 @@ func serveStreamPeer(ctx context.Context, opts *rpc.Options, grace time.Duration
 	peerIn, connOut := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- rpc.ServeStream(ctx, connIn, connOut, opts, grace)
+		done <- transport.ServeStream(ctx, connIn, connOut, opts, grace)
 		connOut.Close() // as a process's exit would
 	}()
 	client = rpc.NewConn(peerIn, peerOut, nil)

@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // acceptOne accepts one connection of l on a goroutine.
@@ -35,14 +36,14 @@ func TestDialClosesItsNetConn(t *testing.T) {
 	l := unixListener(t)
 	defer l.Close()
 	accepted := acceptOne(t, l)
-	c, err := rpc.Dial(t.Context(), "unix", l.Addr().String(), &rpc.Options{Handler: echoRegistry()})
+	c, err := transport.Dial(t.Context(), "unix", l.Addr().String(), &rpc.Options{Handler: echoRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	far := within(t, accepted, "the connection to be accepted")
 	defer far.Close()
 	// The far end, a Conn of StartConn's, calls the dialled one.
-	server := rpc.StartConn(far, nil)
+	server := transport.StartConn(far, nil)
 	if res := within(t, call(t.Context(), server, "to the dialler"), "the call's result"); res.err != nil || res.r.Echo != "to the dialler" {
 		t.Fatalf("call: %+v", res)
 	}
@@ -76,7 +77,7 @@ func TestStartConnClosesWhenPeerHangsUp(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	near, far := net.Pipe()
 	nc := &closeReporter{Conn: near, closed: make(chan struct{})}
-	c := rpc.StartConn(nc, nil)
+	c := transport.StartConn(nc, nil)
 	select {
 	case <-nc.closed:
 		t.Fatal("the net.Conn was closed while its Conn lived")
@@ -93,14 +94,14 @@ func TestStartConnClosesWhenPeerHangsUp(t *testing.T) {
 // that has ended.
 func TestDialErrors(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	if _, err := rpc.Dial(t.Context(), "unix", filepath.Join(t.TempDir(), "nobody.sock"), nil); err == nil {
+	if _, err := transport.Dial(t.Context(), "unix", filepath.Join(t.TempDir(), "nobody.sock"), nil); err == nil {
 		t.Error("Dial to no listener succeeded")
 	}
 	l := unixListener(t)
 	defer l.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := rpc.Dial(ctx, "unix", l.Addr().String(), nil); !errors.Is(err, context.Canceled) {
+	if _, err := transport.Dial(ctx, "unix", l.Addr().String(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Dial with an ended context: %v", err)
 	}
 }

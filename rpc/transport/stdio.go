@@ -1,4 +1,4 @@
-package rpc
+package transport
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // StdioShutdownGrace is how long ServeStdio lets the connection answer
@@ -20,14 +22,14 @@ const StdioShutdownGrace = 5 * time.Second
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 //	defer stop()
-//	if err := rpc.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
+//	if err := transport.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
 //		log.Fatal(err)
 //	}
 //
 // It returns once the connection is over:
 //   - when the input ends, once the handlers running have answered (as a
 //     shell pipe's peer expects): nil;
-//   - when ctx ends, ServeStdio shuts the connection down (Conn.Shutdown:
+//   - when ctx ends, ServeStdio shuts the connection down (rpc.Conn.Shutdown:
 //     what was read is answered, what is queued written) and returns nil;
 //     if that takes longer than StdioShutdownGrace, it closes the
 //     connection and says so in its error;
@@ -38,13 +40,13 @@ const StdioShutdownGrace = 5 * time.Second
 // when ServeStdio returns for another reason than the end of the input,
 // the Conn's read loop may stay blocked in its Read until the input ends
 // or the process exits, which is what a program does next.
-func ServeStdio(ctx context.Context, opts *Options) error {
+func ServeStdio(ctx context.Context, opts *rpc.Options) error {
 	return serveStream(ctx, os.Stdin, os.Stdout, opts, StdioShutdownGrace)
 }
 
 // serveStream is ServeStdio over r and w, with the grace given.
-func serveStream(ctx context.Context, r io.Reader, w io.Writer, opts *Options, grace time.Duration) error {
-	c := NewConn(r, w, opts)
+func serveStream(ctx context.Context, r io.Reader, w io.Writer, opts *rpc.Options, grace time.Duration) error {
+	c := rpc.NewConn(r, w, opts)
 	c.Start()
 
 	// shutdownCtx ends grace after ctx does: timers only, so that no
@@ -64,14 +66,14 @@ func serveStream(ctx context.Context, r io.Reader, w io.Writer, opts *Options, g
 	// Shutdown waits for the work in hand; after the end of the input it
 	// only waits (the input ended is as far as a Conn goes before closed).
 	if err := c.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("rpc: ServeStdio: the connection had not finished its work %v after its context ended, and was closed: %w", grace, context.DeadlineExceeded)
+		return fmt.Errorf("transport: ServeStdio: the connection had not finished its work %v after its context ended, and was closed: %w", grace, context.DeadlineExceeded)
 	}
 	switch err := c.Err(); {
-	case errors.Is(err, ErrInputEnded):
+	case errors.Is(err, rpc.ErrInputEnded):
 		// The read loop has ended: waiting is safe, and leaves nothing.
 		c.Wait()
 		return nil
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, rpc.ErrClosed):
 		return nil // by ctx's end, or by a handler
 	default:
 		return err

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package rpc
+package transport
 
 import (
 	"errors"

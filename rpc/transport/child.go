@@ -1,4 +1,4 @@
-package rpc
+package transport
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/linerpc/linerpc/internal/bounded"
 	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // Defaults of ChildOptions, used when a field is zero.
@@ -30,7 +31,7 @@ const (
 // a zero field means that field's default.
 type ChildOptions struct {
 	// Options configure the Conn over the child's stdio.
-	Options *Options
+	Options *rpc.Options
 	// EOFGrace is how long Close waits for the child to exit once its
 	// stdin is closed, before it sends SIGTERM.
 	EOFGrace time.Duration
@@ -46,7 +47,7 @@ type ChildOptions struct {
 // Conn, and whose end is in the hands of its Close: see StartChild.
 type Child struct {
 	cmd   *exec.Cmd
-	conn  *Conn
+	conn  *rpc.Conn
 	group bool // the child leads a process group of its own (unix)
 
 	eofGrace, killGrace time.Duration
@@ -87,7 +88,7 @@ type Child struct {
 // that waits for the child, one that reads its stderr).
 func StartChild(cmd *exec.Cmd, opts *ChildOptions) (*Child, error) {
 	if cmd.Process != nil || cmd.Stdin != nil || cmd.Stdout != nil {
-		return nil, errors.New("rpc: StartChild needs an unstarted exec.Cmd without Stdin and Stdout")
+		return nil, errors.New("transport: StartChild needs an unstarted exec.Cmd without Stdin and Stdout")
 	}
 	var o ChildOptions
 	if opts != nil {
@@ -128,7 +129,7 @@ func StartChild(cmd *exec.Cmd, opts *ChildOptions) (*Child, error) {
 	ch.wg.Add(2)
 	go ch.readStderr(copyTo)
 	go ch.wait()
-	ch.conn = NewConn(stdoutR, stdinW, o.Options)
+	ch.conn = rpc.NewConn(stdoutR, stdinW, o.Options)
 	ch.conn.Start()
 	return ch, nil
 }
@@ -150,7 +151,7 @@ func closeFiles(fs ...*os.File) {
 
 // Conn returns the connection over the child's stdin and stdout. It
 // belongs to the Child: Close closes it.
-func (ch *Child) Conn() *Conn { return ch.conn }
+func (ch *Child) Conn() *rpc.Conn { return ch.conn }
 
 // Exited returns a channel that is closed once the child has exited and
 // been reaped; ProcessState then says how it ended.
@@ -195,12 +196,6 @@ func (ch *Child) StderrTail() []string {
 	return ch.tail.Lines()
 }
 
-// AddStderrLine adds a line of the caller's own to the stderr tail, after
-// the lines read so far, so that an error message made from StderrTail
-// also says what the caller saw go wrong (a shutdown request that failed,
-// say) in its place among the child's lines.
-func (ch *Child) AddStderrLine(line string) { ch.tail.Add(line) }
-
 // ChildNotReapedError is Child.Close's error when the child did not exit
 // even after SIGKILL: it could not be reaped.
 type ChildNotReapedError struct {
@@ -210,16 +205,14 @@ type ChildNotReapedError struct {
 	KillErr error
 }
 
+// Error says how long Close waited after SIGKILL, and whether SIGKILL
+// was accepted or refused.
 func (e *ChildNotReapedError) Error() string {
-	return fmt.Sprintf("rpc: child process did not exit within %dms after SIGKILL was %s", e.Grace.Milliseconds(), e.KillOutcome())
-}
-
-// KillOutcome says whether SIGKILL was "accepted" or "refused".
-func (e *ChildNotReapedError) KillOutcome() string {
+	outcome := "accepted"
 	if e.KillErr != nil {
-		return "refused"
+		outcome = "refused"
 	}
-	return "accepted"
+	return fmt.Sprintf("transport: child process did not exit within %dms after SIGKILL was %s", e.Grace.Milliseconds(), outcome)
 }
 
 // Close ends the child and releases everything the Child holds; it is
@@ -254,7 +247,7 @@ func (ch *Child) close() error {
 	ch.conn.Close()
 	ch.stdout.Close() // interrupts a read in progress
 	if !bounded.Wait(func() { ch.conn.Wait() }, ch.killGrace) {
-		err = errors.Join(err, fmt.Errorf("rpc: the connection's goroutines had not stopped after %v (a read or a write of the child's pipes could not be interrupted)", ch.killGrace))
+		err = errors.Join(err, fmt.Errorf("transport: the connection's goroutines had not stopped after %v (a read or a write of the child's pipes could not be interrupted)", ch.killGrace))
 	}
 	if ch.ProcessState() != nil {
 		ch.release()

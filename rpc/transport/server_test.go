@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // unixListener listens on a unix socket in a temporary directory of t.
@@ -44,7 +46,7 @@ func (s *serving) returned(t *testing.T, what string) error {
 
 // startServing runs serve on a goroutine. When the test ends, srv is
 // closed and serve must have returned.
-func startServing(t *testing.T, srv *rpc.Server, serve func() error) *serving {
+func startServing(t *testing.T, srv *transport.Server, serve func() error) *serving {
 	t.Helper()
 	s := &serving{ch: make(chan error, 1)}
 	go func() { s.ch <- serve() }()
@@ -56,7 +58,7 @@ func startServing(t *testing.T, srv *rpc.Server, serve func() error) *serving {
 }
 
 // startServer serves l with srv (see startServing).
-func startServer(t *testing.T, srv *rpc.Server, l net.Listener) *serving {
+func startServer(t *testing.T, srv *transport.Server, l net.Listener) *serving {
 	t.Helper()
 	return startServing(t, srv, func() error { return srv.Serve(l) })
 }
@@ -67,7 +69,7 @@ func dial(t *testing.T, l net.Listener, reg *rpc.Registry) *rpc.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
 	defer cancel()
-	c, err := rpc.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
+	c, err := transport.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +80,8 @@ func dial(t *testing.T, l net.Listener, reg *rpc.Registry) *rpc.Conn {
 	return c
 }
 
-// connEvents records a Server's hooks: each connection's Conn as it
-// connects, each one's error as it disconnects.
+// connEvents records what a Server's ConnState is told: each
+// connection's Conn at StateActive, and its Conn and error at StateClosed.
 type connEvents struct {
 	connected    chan *rpc.Conn
 	disconnected chan disconnect
@@ -94,10 +96,16 @@ func newConnEvents() *connEvents {
 	return &connEvents{connected: make(chan *rpc.Conn, 64), disconnected: make(chan disconnect, 64)}
 }
 
-// hook sets the Server's hooks to record into e.
-func (e *connEvents) hook(srv *rpc.Server) *rpc.Server {
-	srv.OnConnect = func(nc net.Conn, c *rpc.Conn) { e.connected <- c }
-	srv.OnDisconnect = func(nc net.Conn, c *rpc.Conn, err error) { e.disconnected <- disconnect{c, err} }
+// hook sets the Server's ConnState to record into e.
+func (e *connEvents) hook(srv *transport.Server) *transport.Server {
+	srv.ConnState = func(c *transport.ServerConn, state transport.ConnState) {
+		switch state {
+		case transport.StateActive:
+			e.connected <- c.Conn
+		case transport.StateClosed:
+			e.disconnected <- disconnect{c.Conn, c.Err}
+		}
+	}
 	return srv
 }
 
@@ -116,7 +124,7 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rpctest.CheckNoLeak(t)
 			events := newConnEvents()
-			srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}})
+			srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: echoRegistry()}})
 			l := listen(t)
 			served := startServer(t, srv, l)
 			client := dial(t, l, nil)
@@ -125,16 +133,16 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 			if res.err != nil || res.r.Echo != "over "+name {
 				t.Fatalf("call: %+v", res)
 			}
-			server := within(t, events.connected, "OnConnect")
+			server := within(t, events.connected, "StateActive")
 			client.Close()
-			d := within(t, events.disconnected, "OnDisconnect once the client hung up")
+			d := within(t, events.disconnected, "StateClosed once the client hung up")
 			if d.conn != server || !errors.Is(d.err, rpc.ErrInputEnded) {
-				t.Errorf("OnDisconnect(%p, %v), want (%p, ErrInputEnded)", d.conn, d.err, server)
+				t.Errorf("StateClosed with (%p, %v), want (%p, ErrInputEnded)", d.conn, d.err, server)
 			}
 			if err := srv.Shutdown(t.Context()); err != nil {
 				t.Errorf("Shutdown: %v", err)
 			}
-			if err := served.returned(t, "Serve to return after Shutdown"); !errors.Is(err, rpc.ErrServerClosed) {
+			if err := served.returned(t, "Serve to return after Shutdown"); !errors.Is(err, transport.ErrServerClosed) {
 				t.Errorf("Serve returned %v, want ErrServerClosed", err)
 			}
 		})
@@ -147,7 +155,7 @@ func TestServerListenAndServe(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	path := filepath.Join(t.TempDir(), "rpc.sock")
 	listening := make(chan struct{})
-	srv := &rpc.Server{
+	srv := &transport.Server{
 		Options: &rpc.Options{Handler: echoRegistry()},
 		// Serve calls it once it has its listener: the socket exists.
 		BaseContext: func(net.Listener) context.Context {
@@ -157,7 +165,7 @@ func TestServerListenAndServe(t *testing.T) {
 	}
 	served := startServing(t, srv, func() error { return srv.ListenAndServe("unix", path) })
 	within(t, listening, "ListenAndServe to listen")
-	client, err := rpc.Dial(t.Context(), "unix", path, nil)
+	client, err := transport.Dial(t.Context(), "unix", path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +177,14 @@ func TestServerListenAndServe(t *testing.T) {
 	if err := srv.Shutdown(t.Context()); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
-	if err := served.returned(t, "ListenAndServe to return"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "ListenAndServe to return"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("ListenAndServe returned %v, want ErrServerClosed", err)
 	}
-	if err := srv.ListenAndServe("unix", path); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := srv.ListenAndServe("unix", path); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("ListenAndServe after Shutdown: %v", err)
 	}
 	l := unixListener(t)
-	if err := srv.Serve(l); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := srv.Serve(l); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v", err)
 	}
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
@@ -190,7 +198,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
-	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -203,7 +211,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
-	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return once Shutdown began"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Fatalf("Serve returned %v, want ErrServerClosed", err)
 	}
 	if _, err := net.Dial("unix", l.Addr().String()); err == nil {
@@ -226,8 +234,8 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 		t.Errorf("Shutdown: %v", err)
 	}
 	within(t, client.Done(), "the client's Conn to see the server hang up")
-	if d := within(t, events.disconnected, "OnDisconnect"); !errors.Is(d.err, rpc.ErrClosed) {
-		t.Errorf("OnDisconnect with %v, want ErrClosed", d.err)
+	if d := within(t, events.disconnected, "StateClosed"); !errors.Is(d.err, rpc.ErrClosed) {
+		t.Errorf("StateClosed with %v, want ErrClosed", d.err)
 	}
 }
 
@@ -236,7 +244,7 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 func TestServerShutdownContextEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
-	srv := &rpc.Server{Options: &rpc.Options{Handler: b.reg}}
+	srv := &transport.Server{Options: &rpc.Options{Handler: b.reg}}
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -272,7 +280,7 @@ func TestServerClose(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := newBlocker()
 	events := newConnEvents()
-	srv := events.hook(&rpc.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -286,11 +294,11 @@ func TestServerClose(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	// Close has returned: the connection has ended, hooks included.
+	// Close has returned: the connection has ended, StateClosed told.
 	select {
 	case d := <-events.disconnected:
 		if !errors.Is(d.err, rpc.ErrClosed) {
-			t.Errorf("OnDisconnect with %v, want ErrClosed", d.err)
+			t.Errorf("StateClosed with %v, want ErrClosed", d.err)
 		}
 	default:
 		t.Fatal("Close returned before the connection had ended")
@@ -301,7 +309,7 @@ func TestServerClose(t *testing.T) {
 	if r := within(t, res, "the call to fail"); !errors.Is(r.err, rpc.ErrInputEnded) {
 		t.Errorf("call: %+v, want ErrInputEnded", r)
 	}
-	if err := served.returned(t, "Serve to return"); !errors.Is(err, rpc.ErrServerClosed) {
+	if err := served.returned(t, "Serve to return"); !errors.Is(err, transport.ErrServerClosed) {
 		t.Errorf("Serve returned %v, want ErrServerClosed", err)
 	}
 	if err := srv.Shutdown(t.Context()); err != nil {
@@ -311,9 +319,10 @@ func TestServerClose(t *testing.T) {
 
 type serverKey string
 
-// BaseContext and ConnContext reach the handlers: their values, and the
-// Conn through ConnFromContext; the Options given are not changed.
-func TestServerConnContext(t *testing.T) {
+// BaseContext's values, and those ConnState puts in the Options'
+// BaseContext at StateNew, reach the handlers, with the Conn through
+// ConnFromContext; the Options given are not changed.
+func TestServerConnStateContext(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	type seen struct {
 		conn       *rpc.Conn
@@ -327,26 +336,39 @@ func TestServerConnContext(t *testing.T) {
 		return echoResult{Echo: p.Text}, nil
 	})
 	opts := &rpc.Options{Handler: reg, BaseContext: context.WithValue(context.Background(), serverKey("user"), "from Options")}
+	// withPeer is a ConnState that puts the net.Conn in the context of
+	// each connection, and sends it on accepted, with its Conn on active.
+	withPeer := func(accepted chan<- net.Conn, active chan<- *rpc.Conn) func(*transport.ServerConn, transport.ConnState) {
+		return func(c *transport.ServerConn, state transport.ConnState) {
+			switch state {
+			case transport.StateNew:
+				if c.Options == opts {
+					t.Error("ConnState was given the Server's Options, not a copy")
+				}
+				c.Options.BaseContext = context.WithValue(c.Options.BaseContext, serverKey("peer"), c.NetConn)
+				accepted <- c.NetConn
+			case transport.StateActive:
+				active <- c.Conn
+			}
+		}
+	}
 	l := unixListener(t)
 	accepted := make(chan net.Conn, 1)
-	events := newConnEvents()
-	srv := events.hook(&rpc.Server{
+	active := make(chan *rpc.Conn, 1)
+	srv := &transport.Server{
 		Options:     opts,
 		BaseContext: func(bl net.Listener) context.Context { return context.WithValue(t.Context(), serverKey("base"), bl) },
-		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
-			accepted <- nc
-			return context.WithValue(ctx, serverKey("peer"), nc)
-		},
-	})
+		ConnState:   withPeer(accepted, active),
+	}
 	startServer(t, srv, l)
 	client := dial(t, l, nil)
 	if res := within(t, call(t.Context(), client, "hi"), "the call's result"); res.err != nil {
 		t.Fatal(res.err)
 	}
 	s := within(t, got, "the handler's context")
-	nc := within(t, accepted, "ConnContext")
-	if s.conn != within(t, events.connected, "OnConnect") {
-		t.Error("ConnFromContext is not the Conn OnConnect saw")
+	nc := within(t, accepted, "StateNew")
+	if s.conn != within(t, active, "StateActive") {
+		t.Error("ConnFromContext is not the Conn StateActive saw")
 	}
 	if s.base != l || s.peer != nc {
 		t.Errorf("the handler saw base %v and peer %v, want the listener and the net.Conn", s.base, s.peer)
@@ -358,52 +380,51 @@ func TestServerConnContext(t *testing.T) {
 		t.Error("the Server changed the Options it was given")
 	}
 
-	// Without BaseContext, ConnContext starts from the Options' own.
-	srv2 := &rpc.Server{Options: opts, ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
-		return context.WithValue(ctx, serverKey("peer"), nc)
-	}}
+	// Without BaseContext, ConnState's copy starts from the Options' own.
+	srv2 := &transport.Server{Options: opts, ConnState: withPeer(accepted, active)}
 	l2 := unixListener(t)
 	startServer(t, srv2, l2)
 	client2 := dial(t, l2, nil)
 	if res := within(t, call(t.Context(), client2, "hi"), "the call's result"); res.err != nil {
 		t.Fatal(res.err)
 	}
+	within(t, accepted, "StateNew")
+	within(t, active, "StateActive")
 	if s := within(t, got, "the handler's context"); s.user != "from Options" || s.peer == nil {
 		t.Errorf("the handler saw user %v and peer %v, want the Options' value and the net.Conn", s.user, s.peer)
 	}
 }
 
-// Each hook is called once per connection, OnDisconnect after OnConnect,
-// for connections that end by the client and by Shutdown alike; the Conn
-// of ConnOptions' making serves each one.
-func TestServerHooksOnceEach(t *testing.T) {
+// ConnState sees each connection at StateNew, StateActive and
+// StateClosed, once each and in that order, on the same *ServerConn, for
+// connections that end by the client and by Shutdown alike; the Options
+// it sets at StateNew are those of the Conn that serves the connection.
+func TestServerConnStateOnceEach(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	const clients = 6
 	var mu sync.Mutex
-	connects := map[net.Conn]int{}
-	disconnects := map[net.Conn]int{}
-	optionsMade := 0
+	states := map[*transport.ServerConn][]transport.ConnState{}
 	ended := make(chan error, clients)
-	srv := &rpc.Server{
-		ConnOptions: func(nc net.Conn) *rpc.Options {
+	srv := &transport.Server{
+		// No Options: a connection has a handler only if ConnState gives
+		// it one.
+		ConnState: func(c *transport.ServerConn, state transport.ConnState) {
 			mu.Lock()
-			optionsMade++
+			states[c] = append(states[c], state)
 			mu.Unlock()
-			return &rpc.Options{Handler: echoRegistry()}
-		},
-		OnConnect: func(nc net.Conn, c *rpc.Conn) {
-			mu.Lock()
-			connects[nc]++
-			mu.Unlock()
-		},
-		OnDisconnect: func(nc net.Conn, c *rpc.Conn, err error) {
-			mu.Lock()
-			if connects[nc] != 1 {
-				t.Errorf("OnDisconnect before OnConnect")
+			switch state {
+			case transport.StateNew:
+				if c.Conn != nil || c.Options == nil || c.Options.BaseContext == nil {
+					t.Errorf("at StateNew: Conn %p, Options %+v; want no Conn yet, Options with a BaseContext", c.Conn, c.Options)
+				}
+				c.Options.Handler = echoRegistry()
+			case transport.StateActive:
+				if c.Conn == nil {
+					t.Error("no Conn at StateActive")
+				}
+			case transport.StateClosed:
+				ended <- c.Err
 			}
-			disconnects[nc]++
-			mu.Unlock()
-			ended <- err
 		},
 	}
 	l := unixListener(t)
@@ -416,8 +437,8 @@ func TestServerHooksOnceEach(t *testing.T) {
 		}
 		if i%2 == 0 {
 			c.Close() // ends by the client
-			if err := within(t, ended, "OnDisconnect"); !errors.Is(err, rpc.ErrInputEnded) {
-				t.Errorf("OnDisconnect with %v, want ErrInputEnded", err)
+			if err := within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrInputEnded) {
+				t.Errorf("StateClosed with %v, want ErrInputEnded", err)
 			}
 		} else {
 			live = append(live, c)
@@ -427,30 +448,34 @@ func TestServerHooksOnceEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range live {
-		if err := within(t, ended, "OnDisconnect"); !errors.Is(err, rpc.ErrClosed) {
-			t.Errorf("OnDisconnect with %v, want ErrClosed", err)
+		if err := within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrClosed) {
+			t.Errorf("StateClosed with %v, want ErrClosed", err)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(connects) != clients || len(disconnects) != clients || optionsMade != clients {
-		t.Errorf("%d connections seen, %d ended, %d Options made; want %d each", len(connects), len(disconnects), optionsMade, clients)
+	if len(states) != clients {
+		t.Errorf("%d connections seen, want %d", len(states), clients)
 	}
-	for nc, n := range connects {
-		if n != 1 || disconnects[nc] != 1 {
-			t.Errorf("a connection had %d OnConnect and %d OnDisconnect", n, disconnects[nc])
+	want := []transport.ConnState{transport.StateNew, transport.StateActive, transport.StateClosed}
+	for _, got := range states {
+		if !slices.Equal(got, want) {
+			t.Errorf("a connection went through %v, want %v", got, want)
 		}
 	}
 }
 
-// OnConnect comes once the Conn has started: a goroutine of its own
-// may call the client at once.
-func TestServerOnConnectCallsThePeer(t *testing.T) {
+// At StateActive the Conn has started: a goroutine of ConnState's may
+// call the client at once.
+func TestServerStateActiveCallsThePeer(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	answers := make(chan callResult, 1)
-	srv := &rpc.Server{OnConnect: func(nc net.Conn, c *rpc.Conn) {
+	srv := &transport.Server{ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+		if state != transport.StateActive {
+			return
+		}
 		go func() {
-			r, err := echo.Call(t.Context(), c, echoParams{"welcome"})
+			r, err := echo.Call(t.Context(), c.Conn, echoParams{"welcome"})
 			answers <- callResult{r, err}
 		}()
 	}}
@@ -458,7 +483,7 @@ func TestServerOnConnectCallsThePeer(t *testing.T) {
 	startServer(t, srv, l)
 	dial(t, l, echoRegistry())
 	if r := within(t, answers, "the client's answer to the server's call"); r.err != nil || r.r.Echo != "welcome" {
-		t.Errorf("call from OnConnect: %+v", r)
+		t.Errorf("call from StateActive: %+v", r)
 	}
 }
 
@@ -510,7 +535,7 @@ func (pipeAddr) String() string  { return "pipe" }
 func (l *pipeListener) dial(t *testing.T) (*rpc.Conn, net.Conn) {
 	client, server := net.Pipe()
 	l.backlog <- server
-	return rpc.StartConn(client, nil), client
+	return transport.StartConn(client, nil), client
 }
 
 // With MaxConns 2, a third client is not served while two are: the
@@ -521,7 +546,7 @@ func TestServerMaxConns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		events := newConnEvents()
-		srv := events.hook(&rpc.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
+		srv := events.hook(&transport.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(l) }()
 
@@ -541,7 +566,7 @@ func TestServerMaxConns(t *testing.T) {
 		default:
 		}
 		if n := len(events.connected); n != 2 {
-			t.Fatalf("%d connections accepted, want 2", n)
+			t.Fatalf("%d connections started, want 2", n)
 		}
 
 		clients[0].Close() // its net.Conn closes: the server sees it hang up
@@ -555,13 +580,74 @@ func TestServerMaxConns(t *testing.T) {
 		if err := srv.Shutdown(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-served; !errors.Is(err, rpc.ErrServerClosed) {
+		if err := <-served; !errors.Is(err, transport.ErrServerClosed) {
 			t.Errorf("Serve returned %v", err)
 		}
 		for _, c := range clients {
 			c.Close()
 			c.Wait()
 		}
+	})
+}
+
+// Shutdown while ConnState is at StateNew still waits for that
+// connection, which ends without starting: ConnState sees it at
+// StateClosed with ErrClosed and never at StateActive, and its client
+// sees it closed.
+func TestServerShutdownDuringStateNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newPipeListener()
+		atNew := make(chan struct{})
+		proceed := make(chan struct{})
+		var states []transport.ConnState // on the accept loop, then the watcher
+		var closedWith error
+		srv := &transport.Server{
+			Options: &rpc.Options{Handler: echoRegistry()},
+			ConnState: func(c *transport.ServerConn, state transport.ConnState) {
+				states = append(states, state)
+				switch state {
+				case transport.StateNew:
+					close(atNew)
+					<-proceed
+				case transport.StateClosed:
+					closedWith = c.Err
+				}
+			},
+		}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(l) }()
+		client, _ := l.dial(t)
+		<-atNew
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- srv.Shutdown(t.Context()) }()
+		<-l.done // Shutdown closed the listener: the Server is closing
+		synctest.Wait()
+		select {
+		case err := <-shutdown:
+			t.Fatalf("Shutdown returned (%v) while a connection was at StateNew", err)
+		default:
+		}
+
+		close(proceed)
+		if err := <-shutdown; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		// Shutdown has returned: the connection has ended.
+		if want := []transport.ConnState{transport.StateNew, transport.StateClosed}; !slices.Equal(states, want) {
+			t.Errorf("the connection went through %v, want %v", states, want)
+		}
+		if !errors.Is(closedWith, rpc.ErrClosed) {
+			t.Errorf("StateClosed with %v, want ErrClosed", closedWith)
+		}
+		<-client.Done()
+		if err := client.Err(); !errors.Is(err, rpc.ErrInputEnded) {
+			t.Errorf("the client ended with %v, want ErrInputEnded", err)
+		}
+		if err := <-served; !errors.Is(err, transport.ErrServerClosed) {
+			t.Errorf("Serve returned %v", err)
+		}
+		client.Close()
+		client.Wait()
 	})
 }
 
@@ -578,7 +664,7 @@ func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		var log rpctest.LockedBuffer
-		srv := &rpc.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		srv := &transport.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
 		for range 3 {
 			l.errs <- fmt.Errorf("wrapped: %w", temporaryError{})
 		}

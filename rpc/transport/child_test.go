@@ -1,4 +1,4 @@
-package rpc_test
+package transport_test
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/proctest"
-	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
 // needsProcessGroups skips the tests that signal process groups and read
@@ -28,12 +28,12 @@ func needsProcessGroups(t *testing.T) {
 
 // startSh starts sh -c script as a Child; what it writes to stderr also
 // goes to the Recorder returned. The Child is closed when the test ends.
-func startSh(t *testing.T, script string, opts *rpc.ChildOptions) (*rpc.Child, *exec.Cmd, *rpctest.Recorder) {
+func startSh(t *testing.T, script string, opts *transport.ChildOptions) (*transport.Child, *exec.Cmd, *rpctest.Recorder) {
 	t.Helper()
 	stderr := &rpctest.Recorder{Stream: true}
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Stderr = stderr
-	ch, err := rpc.StartChild(cmd, opts)
+	ch, err := transport.StartChild(cmd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +64,16 @@ func TestChildCloseLadder(t *testing.T) {
 	needsProcessGroups(t)
 	cases := []struct {
 		name, script string
-		opts         rpc.ChildOptions
+		opts         transport.ChildOptions
 		exitCode     int
 		signal       syscall.Signal
 	}{
 		// Exits at the end of its input.
-		{"stdin-eof", `cat >/dev/null; exit 4`, rpc.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound}, 4, 0},
+		{"stdin-eof", `cat >/dev/null; exit 4`, transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound}, 4, 0},
 		// Ignores the end of its input: SIGTERM ends it.
-		{"sigterm", `echo ready >&2; exec sleep 1000`, rpc.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: waitBound}, -1, syscall.SIGTERM},
+		{"sigterm", `echo ready >&2; exec sleep 1000`, transport.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: waitBound}, -1, syscall.SIGTERM},
 		// Ignores SIGTERM too (sleep inherits the ignored signal): SIGKILL.
-		{"sigkill", `trap "" TERM; echo ready >&2; exec sleep 1000`, rpc.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: 300 * time.Millisecond}, -1, syscall.SIGKILL},
+		{"sigkill", `trap "" TERM; echo ready >&2; exec sleep 1000`, transport.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: 300 * time.Millisecond}, -1, syscall.SIGKILL},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestChildCloseLadder(t *testing.T) {
 func TestChildGrandchildSwept(t *testing.T) {
 	needsProcessGroups(t)
 	rpctest.CheckNoLeak(t)
-	ch, cmd, stderr := startSh(t, `sleep 1000 & echo "grandchild $!" >&2; cat >/dev/null`, &rpc.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
+	ch, cmd, stderr := startSh(t, `sleep 1000 & echo "grandchild $!" >&2; cat >/dev/null`, &transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
 	line := stderr.WaitFor(t, func(d []byte) bool { return bytes.HasSuffix(d, []byte("\n")) })
 	grandchild, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(string(line)), "grandchild "))
 	if err != nil {
@@ -129,21 +129,23 @@ func TestChildGrandchildSwept(t *testing.T) {
 	gone(t, "the grandchild", grandchild)
 }
 
-// The stderr tail keeps the last lines, the caller's own among them, and
-// the child's stderr is copied to cmd.Stderr as well.
+// The stderr tail keeps the last lines, the unterminated last one
+// included, and the child's stderr is copied to cmd.Stderr as well.
 func TestChildStderrTail(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	ch, _, stderr := startSh(t, `for i in 1 2 3 4; do echo "line $i" >&2; done; read line; echo "line 5" >&2; printf 'no newline' >&2; exit 1`, &rpc.ChildOptions{StderrLines: 3})
+	ch, _, stderr := startSh(t, `for i in 1 2 3 4; do echo "line $i" >&2; done; read line; echo "line 5" >&2; printf 'no newline' >&2; exit 1`, &transport.ChildOptions{StderrLines: 3})
 	waitStderr(t, stderr, "line 4") // it is in the tail before it is copied
-	ch.AddStderrLine("the caller's own")
+	if got := strings.Join(ch.StderrTail(), "|"); got != "line 2|line 3|line 4" {
+		t.Errorf("tail %q while the child runs, want the last 3 of lines 1 to 4", got)
+	}
 	if err := ch.Conn().Notify(t.Context(), "go on", nil); err != nil {
 		t.Fatal(err)
 	}
 	within(t, ch.Exited(), "the child to exit")
 	// Once the child has exited, StderrTail lets the reader take in the
 	// rest of the pipe.
-	want := "line 4|the caller's own|line 5|no newline"
-	if got := strings.Join(ch.StderrTail(), "|"); got != "the caller's own|line 5|no newline" {
+	want := "line 3|line 4|line 5|no newline"
+	if got := strings.Join(ch.StderrTail(), "|"); got != "line 4|line 5|no newline" {
 		t.Errorf("tail %q, want the last 3 of %q", got, want)
 	}
 	if err := ch.Close(); err != nil {
@@ -161,13 +163,13 @@ func TestChildStderrTail(t *testing.T) {
 // error as it is.
 func TestChildStartErrors(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	_, err := rpc.StartChild(exec.Command("/nonexistent/child"), nil)
-	if !errors.Is(err, fs.ErrNotExist) || strings.HasPrefix(err.Error(), "rpc:") {
+	_, err := transport.StartChild(exec.Command("/nonexistent/child"), nil)
+	if !errors.Is(err, fs.ErrNotExist) || strings.HasPrefix(err.Error(), "transport:") {
 		t.Errorf("a child that cannot start: %v, want cmd.Start's error", err)
 	}
 	cmd := exec.Command("sh")
 	cmd.Stdout = new(strings.Builder)
-	if _, err := rpc.StartChild(cmd, nil); err == nil {
+	if _, err := transport.StartChild(cmd, nil); err == nil {
 		t.Error("StartChild accepted a command with Stdout set")
 	}
 }
@@ -176,7 +178,7 @@ func TestChildStartErrors(t *testing.T) {
 // end of its input, the first step.
 func TestChildOverServeStdio(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	ch, cmd, _ := startHelper(t, &rpc.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
+	ch, cmd, _ := startHelper(t, &transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
 	if res := within(t, call(t.Context(), ch.Conn(), "hello"), "the echo"); res.err != nil || res.r.Echo != "hello" {
 		t.Fatalf("echo: %+v", res)
 	}

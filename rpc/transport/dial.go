@@ -1,8 +1,10 @@
-package rpc
+package transport
 
 import (
 	"context"
 	"net"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // Dial connects to address on the named network (as net.Dialer does:
@@ -10,7 +12,7 @@ import (
 // StartConn does: the net.Conn is closed once the Conn has ended. ctx
 // bounds the dialing only; once Dial has returned, the Conn lives until
 // it is closed or the peer hangs up. opts may be nil for defaults.
-func Dial(ctx context.Context, network, address string, opts *Options) (*Conn, error) {
+func Dial(ctx context.Context, network, address string, opts *rpc.Options) (*rpc.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
@@ -21,9 +23,9 @@ func Dial(ctx context.Context, network, address string, opts *Options) (*Conn, e
 
 // StartConn returns a Conn over nc, started, that owns nc: nc is closed
 // once the Conn has ended and every goroutine of the Conn has exited (see
-// Conn.Wait), whatever ended it — Close, Shutdown, the peer hanging up, a
-// failed write. It is what Dial and Server use for each connection. A
-// Conn's Close interrupts a read or a write of nc in progress (through
+// rpc.Conn.Wait), whatever ended it — Close, Shutdown, the peer hanging
+// up, a failed write. Dial uses it, and a Server keeps the same rule for
+// each connection it accepts. A Conn's Close interrupts a read or a write of nc in progress (through
 // its deadlines), so nc is closed soon after Close.
 //
 // Besides the Conn's own goroutines, one goroutine waits for the Conn to
@@ -31,8 +33,8 @@ func Dial(ctx context.Context, network, address string, opts *Options) (*Conn, e
 //
 // Unlike net/rpc.ServeConn, StartConn does not block: wait for the
 // connection with the Conn's Done or Wait.
-func StartConn(nc net.Conn, opts *Options) *Conn {
-	c := NewConn(nc, nc, opts)
+func StartConn(nc net.Conn, opts *rpc.Options) *rpc.Conn {
+	c := rpc.NewConn(nc, nc, opts)
 	c.Start()
 	go closeWhenEnded(c, nc)
 	return c
@@ -43,7 +45,7 @@ func StartConn(nc net.Conn, opts *Options) *Conn {
 // then closes nc, and returns c's error. It waits for Wait rather than
 // Done because Done is closed when the input ends while the running
 // handlers still answer through nc; they must be let finish.
-func closeWhenEnded(c *Conn, nc net.Conn) error {
+func closeWhenEnded(c *rpc.Conn, nc net.Conn) error {
 	err := c.Wait()
 	nc.Close()
 	return err

@@ -1,4 +1,4 @@
-package rpc
+package transport
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linerpc/linerpc/rpc"
 )
 
 // DefaultMaxConns is how many connections a Server serves at once when
@@ -15,18 +17,18 @@ import (
 // (its Conn, its socket; TestServerThousandClients measures it) and the
 // stacks of its read loop and its watcher, about 20 KiB in all: 10,000
 // idle connections hold about 200 MiB. Each busy one may hold up to the
-// bound of the package documentation.
+// bound of package rpc's documentation (its section Bounds).
 const DefaultMaxConns = 10000
 
 // ErrServerClosed is returned by Server.Serve and Server.ListenAndServe
 // once Shutdown or Close has been called.
-var ErrServerClosed = errors.New("rpc: Server closed")
+var ErrServerClosed = errors.New("transport: Server closed")
 
 // Server serves every connection a net.Listener accepts (TCP, a unix
 // socket), each with a Conn of its own, in the manner of http.Server. The
 // common case is one Registry and one Options for all:
 //
-//	srv := &rpc.Server{Options: &rpc.Options{Handler: reg}}
+//	srv := &transport.Server{Options: &rpc.Options{Handler: reg}}
 //	go srv.Serve(l)
 //	…
 //	srv.Shutdown(ctx) // answers what was read, then closes
@@ -35,21 +37,23 @@ var ErrServerClosed = errors.New("rpc: Server closed")
 // net.Conn (see StartConn): the net.Conn is closed once the Conn has
 // ended. Each connection has one goroutine of the Server's, besides the
 // Conn's own: the watcher, which waits for the Conn to end, closes the
-// net.Conn, calls OnDisconnect and frees the connection's place.
+// net.Conn, calls ConnState with StateClosed and frees the connection's
+// place.
+//
+// What differs from one connection to the next (a session, the peer's
+// identity in the handlers' context, Options of its own) and what a
+// program does as connections come and go (call the peer at once, keep
+// the live ones) is the one hook ConnState: see ConnState and ServerConn.
 //
 // The zero Server is ready to use (with default Options). Its fields must
 // not be changed once Serve has been called. A Server may serve several
 // listeners at once; MaxConns then bounds them together.
 type Server struct {
 	// Options configure the Conn of every connection. Nil means all
-	// defaults. The Server never changes them: when it has a context to
-	// give a Conn (BaseContext, ConnContext), it gives it a copy.
-	Options *Options
-
-	// ConnOptions, when set, makes the Options of each connection, in
-	// place of Options; nc is the connection accepted. It is called on
-	// the accept loop: it must not block.
-	ConnOptions func(nc net.Conn) *Options
+	// defaults. The Server never changes them: a connection that needs
+	// them changed (a context from BaseContext, a change at StateNew)
+	// gets a copy.
+	Options *rpc.Options
 
 	// MaxConns bounds the connections served at once, over every
 	// listener. Zero means DefaultMaxConns; a negative value means no
@@ -62,57 +66,56 @@ type Server struct {
 
 	// BaseContext, when set, returns the context that every connection of
 	// l starts from, as in http.Server: its values reach every handler of
-	// those connections (see Options.BaseContext); its end ends nothing
-	// (Shutdown and Close do). It is called once, by Serve, and must not
-	// return nil. Nil means the connection's Options.BaseContext, or
+	// those connections (it becomes their Options.BaseContext); its end
+	// ends nothing (Shutdown and Close do). It is called once, by Serve,
+	// and must not return nil. Nil means Options.BaseContext, or
 	// context.Background().
 	BaseContext func(l net.Listener) context.Context
 
-	// ConnContext, when set, returns the context of the connection nc,
-	// from ctx (the BaseContext's): a context carrying values about the
-	// connection, such as its peer's identity, for its handlers. The
-	// result becomes the Conn's Options.BaseContext. It is called on the
-	// accept loop, and must not block nor return nil.
-	ConnContext func(ctx context.Context, nc net.Conn) context.Context
-
-	// OnConnect, when set, is called with each connection accepted and
-	// its Conn, once the Conn has started (its handlers may be running
-	// already), on the accept loop: it must not block for long, as the
-	// next connection is accepted after it returns, nor call Shutdown or
-	// Close. To call the peer as soon as it connects, it starts a
-	// goroutine that does.
-	OnConnect func(nc net.Conn, c *Conn)
-
-	// OnDisconnect, when set, is called once for each connection that
-	// OnConnect saw, once its Conn has ended, every goroutine of the Conn
-	// has exited and nc is closed, with the Conn's error (ErrInputEnded
-	// when the peer hung up, ErrClosed after Shutdown or Close). It is
-	// called on the connection's watcher; Shutdown and Close wait for it,
-	// so it must not call them.
-	OnDisconnect func(nc net.Conn, c *Conn, err error)
+	// ConnState, when set, is called at each state of each connection,
+	// in the manner of http.Server's ConnContext and ConnState together:
+	//
+	//   - StateNew, once the connection is accepted, before its Conn is
+	//     made: c.Options is the connection's own copy of Options, whose
+	//     BaseContext is BaseContext's context (else the Options' own,
+	//     else context.Background()). ConnState may change it, or replace
+	//     it, for this connection alone: put values in its BaseContext for
+	//     the handlers (a session, the peer's identity), set its Handler
+	//     or its bounds.
+	//   - StateActive, once c.Conn has started with those Options (its
+	//     handlers may be running already). To call the peer as soon as
+	//     it connects, ConnState starts a goroutine that does.
+	//   - StateClosed, once c.Conn has ended, every goroutine of it has
+	//     exited and c.NetConn is closed; c.Err says why.
+	//
+	// Each connection passes through them in that order, each once, on
+	// the same *ServerConn; StateActive is left out when Shutdown or Close
+	// comes while ConnState is at StateNew (the Conn is then closed before
+	// it starts). StateNew and StateActive are called on the accept loop,
+	// which accepts the next connection once they have returned: they must
+	// not block for long. StateClosed is called on the connection's
+	// watcher. Shutdown and Close wait for every connection to reach
+	// StateClosed and for ConnState to return from it, so ConnState must
+	// not call them.
+	ConnState func(c *ServerConn, state ConnState)
 
 	// Logger, when set, receives the errors of Accept, at error level.
 	// The Conns log to their Options.Logger.
 	Logger *slog.Logger
 
-	// mu guards what follows. Invariants: once closing is closed, no
-	// listener and no connection is added; every connection in conns has,
-	// or is about to have, a watcher that removes it and then closes its
-	// ended; a connection holds one token of slots from before its Accept
-	// until its watcher has removed it.
+	// mu guards what follows, and the Conn of each connection in conns.
+	// Invariants: once closing is closed, no listener and no connection is
+	// added; every connection in conns has, or is about to have, a
+	// watcher that removes it and then closes its ended; one without a
+	// Conn is at StateNew, and its Conn, once made, is closed unstarted if
+	// closing is closed by then (publish); a connection holds one token
+	// of slots from before its Accept until its watcher has removed it.
 	mu        sync.Mutex
 	closing   chan struct{} // closed by Shutdown and Close; made when first needed
 	listeners map[*net.Listener]struct{}
-	conns     map[*serverConn]struct{}
+	conns     map[*ServerConn]struct{}
 	slots     chan struct{} // a token per connection served; nil without a bound
 	slotsMade bool
-}
-
-// serverConn is one connection of a Server.
-type serverConn struct {
-	conn  *Conn
-	nc    net.Conn
-	ended chan struct{} // closed by the watcher once it is done with the connection
 }
 
 // Serve accepts connections on l and serves each with a Conn, until l
@@ -135,7 +138,7 @@ func (s *Server) Serve(l net.Listener) error {
 	var base context.Context
 	if s.BaseContext != nil {
 		if base = s.BaseContext(orig); base == nil {
-			panic("rpc: Server.BaseContext returned a nil context")
+			panic("transport: Server.BaseContext returned a nil context")
 		}
 	}
 	var pause time.Duration // after a failed Accept
@@ -154,7 +157,7 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			pause = min(max(2*pause, acceptPauseMin), acceptPauseMax)
 			if s.Logger != nil {
-				s.Logger.Error("rpc: accept failed; retrying", "error", err, "pause", pause)
+				s.Logger.Error("transport: accept failed; retrying", "error", err, "pause", pause)
 			}
 			if !s.sleep(pause) {
 				return ErrServerClosed
@@ -186,30 +189,48 @@ func (s *Server) ListenAndServe(network, address string) error {
 	return s.Serve(l)
 }
 
-// serve starts the Conn of nc, which holds a slot, and its watcher.
+// serve serves nc, which holds a slot: it makes and starts its Conn,
+// with ConnState told at each step, and starts its watcher. The
+// connection is tracked from before StateNew, so that Shutdown and Close
+// wait for it whatever ConnState does.
 func (s *Server) serve(nc net.Conn, base context.Context) {
-	c := NewConn(nc, nc, s.connOptions(nc, base))
-	sc := &serverConn{conn: c, nc: nc, ended: make(chan struct{})}
+	sc := &ServerConn{NetConn: nc, Options: s.connOptions(base), ended: make(chan struct{})}
 	if !s.trackConn(sc) {
-		nc.Close() // Shutdown or Close came first: nothing was started
+		nc.Close() // Shutdown or Close came first: nothing was started nor told
 		s.releaseSlot()
 		return
 	}
-	c.Start() // after Shutdown or Close, it does nothing: the Conn is closed
-	if s.OnConnect != nil {
-		s.OnConnect(nc, c)
+	s.setState(sc, StateNew)
+	if s.publish(sc, rpc.NewConn(nc, nc, sc.Options)) {
+		sc.Conn.Start()
+		s.setState(sc, StateActive)
 	}
-	go s.watch(sc) // after OnConnect: OnDisconnect comes after it
+	go s.watch(sc) // after StateActive: StateClosed comes after it
+}
+
+// publish makes c the Conn of sc, where Shutdown and Close find it, and
+// reports whether it is to start: when they were called while ConnState
+// was at StateNew, they did not find it, so publish closes it instead.
+func (s *Server) publish(sc *ServerConn, c *rpc.Conn) bool {
+	s.mu.Lock()
+	sc.Conn = c
+	closing := s.closingLocked()
+	s.mu.Unlock()
+	select {
+	case <-closing:
+		c.Close() // before Start: nothing was read, nothing is left to answer
+		return false
+	default:
+		return true
+	}
 }
 
 // watch is the watcher of a connection: it waits for its Conn to end,
-// closes its net.Conn (closeWhenEnded), calls OnDisconnect, and frees its
-// place.
-func (s *Server) watch(sc *serverConn) {
-	err := closeWhenEnded(sc.conn, sc.nc)
-	if s.OnDisconnect != nil {
-		s.OnDisconnect(sc.nc, sc.conn, err)
-	}
+// closes its net.Conn (closeWhenEnded), calls ConnState with StateClosed,
+// and frees its place.
+func (s *Server) watch(sc *ServerConn) {
+	sc.Err = closeWhenEnded(sc.Conn, sc.NetConn)
+	s.setState(sc, StateClosed)
 	s.mu.Lock()
 	delete(s.conns, sc)
 	s.mu.Unlock()
@@ -217,43 +238,41 @@ func (s *Server) watch(sc *serverConn) {
 	close(sc.ended) // last: Shutdown and Close return once it is closed
 }
 
-// connOptions returns the Options of the connection nc: those of
-// ConnOptions or Options, copied when the connection has a context of
-// its own to carry, so that the user's are never changed.
-func (s *Server) connOptions(nc net.Conn, base context.Context) *Options {
-	opts := s.Options
-	if s.ConnOptions != nil {
-		opts = s.ConnOptions(nc)
+// setState tells ConnState, when set, that sc is at state.
+func (s *Server) setState(sc *ServerConn, state ConnState) {
+	if s.ConnState != nil {
+		s.ConnState(sc, state)
 	}
-	if base == nil && s.ConnContext == nil {
-		return opts // NewConn only reads them
+}
+
+// connOptions returns the Options of a new connection: Options as they
+// are when nothing is to change in them (NewConn only reads them), and
+// otherwise a copy whose BaseContext is the listener's context, base.
+// ConnState always gets a copy, so that what it changes is the
+// connection's alone.
+func (s *Server) connOptions(base context.Context) *rpc.Options {
+	if base == nil && s.ConnState == nil {
+		return s.Options
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
+	var o rpc.Options
+	if s.Options != nil {
+		o = *s.Options
 	}
-	ctx := base
-	if ctx == nil {
-		ctx = o.BaseContext
+	switch {
+	case base != nil:
+		o.BaseContext = base
+	case o.BaseContext == nil:
+		o.BaseContext = context.Background()
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if s.ConnContext != nil {
-		if ctx = s.ConnContext(ctx, nc); ctx == nil {
-			panic("rpc: Server.ConnContext returned a nil context")
-		}
-	}
-	o.BaseContext = ctx
 	return &o
 }
 
 // Shutdown shuts the Server down gracefully, as http.Server.Shutdown
 // does: it closes the listeners (Serve returns ErrServerClosed), then
-// shuts every connection down with Conn.Shutdown, all at once — each
+// shuts every connection down with rpc.Conn.Shutdown, all at once — each
 // answers the requests it has read and writes what it has queued, then
 // closes — and waits until every connection has ended (its net.Conn
-// closed, OnDisconnect returned). It returns the error of closing a
+// closed, ConnState returned from StateClosed). It returns the error of closing a
 // listener, if any. If ctx ends first, Shutdown closes the connections
 // left, as Close does, and returns ctx.Err() at once: it never waits
 // longer than ctx allows. Those connections then end as soon as their
@@ -268,19 +287,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// cut: a Conn.Shutdown was ended by ctx, which closed its Conn; the
 	// connection then ends at once, and may be seen to end before ctx is.
 	var cut atomic.Bool
-	for _, sc := range conns {
+	for _, lc := range conns {
+		if lc.conn == nil {
+			continue // at StateNew: closed as soon as it is made
+		}
 		shutdowns.Go(func() {
-			if sc.conn.Shutdown(ctx) != nil {
+			if lc.conn.Shutdown(ctx) != nil {
 				cut.Store(true)
 			}
 		})
 	}
-	for _, sc := range conns {
+	for _, lc := range conns {
 		select {
-		case <-sc.ended:
+		case <-lc.ended:
 		case <-ctx.Done():
-			for _, sc := range conns {
-				sc.conn.Close()
+			for _, lc := range conns {
+				lc.close()
 			}
 			return ctx.Err()
 		}
@@ -293,28 +315,43 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close closes the listeners and every connection at once, with
-// Conn.Close: pending calls fail, the handlers' contexts are cancelled,
+// rpc.Conn.Close: pending calls fail, the handlers' contexts are cancelled,
 // nothing more is written. Unlike http.Server.Close, it then waits until
 // every connection has ended — its Conn's goroutines exited (see
-// Conn.Wait), its net.Conn closed, OnDisconnect returned — so that no
+// rpc.Conn.Wait), its net.Conn closed, ConnState returned from
+// StateClosed — so that no
 // goroutine of the Server outlives it; a handler that ignores the end of
 // its context holds it up. It returns the error of closing a listener,
 // if any.
 func (s *Server) Close() error {
 	conns, err := s.stop()
-	for _, sc := range conns {
-		sc.conn.Close()
+	for _, lc := range conns {
+		lc.close()
 	}
-	for _, sc := range conns {
-		<-sc.ended
+	for _, lc := range conns {
+		<-lc.ended
 	}
 	return err
+}
+
+// liveConn is a connection as stop finds it: its Conn, nil while
+// ConnState is at StateNew (publish then closes the Conn it makes), and
+// the channel closed once it has ended.
+type liveConn struct {
+	conn  *rpc.Conn
+	ended <-chan struct{}
+}
+
+func (lc liveConn) close() {
+	if lc.conn != nil {
+		lc.conn.Close()
+	}
 }
 
 // stop marks the Server closing, closes its listeners, and returns the
 // connections live at that moment (no connection is added after it: see
 // trackConn) and the first error of closing a listener.
-func (s *Server) stop() ([]*serverConn, error) {
+func (s *Server) stop() ([]liveConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	closing := s.closingLocked()
@@ -329,9 +366,9 @@ func (s *Server) stop() ([]*serverConn, error) {
 			err = cerr
 		}
 	}
-	conns := make([]*serverConn, 0, len(s.conns))
+	conns := make([]liveConn, 0, len(s.conns))
 	for sc := range s.conns {
-		conns = append(conns, sc)
+		conns = append(conns, liveConn{sc.Conn, sc.ended})
 	}
 	return conns, err
 }
@@ -379,7 +416,7 @@ func (s *Server) trackListener(l *net.Listener, add bool) bool {
 }
 
 // trackConn adds sc to the live connections, unless the Server is closing.
-func (s *Server) trackConn(sc *serverConn) bool {
+func (s *Server) trackConn(sc *ServerConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
@@ -388,7 +425,7 @@ func (s *Server) trackConn(sc *serverConn) bool {
 	default:
 	}
 	if s.conns == nil {
-		s.conns = make(map[*serverConn]struct{})
+		s.conns = make(map[*ServerConn]struct{})
 	}
 	s.conns[sc] = struct{}{}
 	return true

@@ -1,4 +1,4 @@
-package rpc
+package transport
 
 // ServeStream is ServeStdio over the streams and with the grace a test
 // gives.
