@@ -73,7 +73,9 @@ fuzz:
 ## pinned version with go run). The raw output goes to
 ## bench/results/bench.txt; the rpc micro-benchmarks to bench/results/rpc.txt;
 ## the framing suite (Content-Length beside newline framing) to
-## bench/results/framing.txt (bench/compare.sh -framing).
+## bench/results/framing.txt (bench/compare.sh -framing); the two-process
+## suite (the server a child process, over its stdio) to
+## bench/results/twoproc.txt (bench/compare.sh -twoproc).
 bench:
 	cd bench && BENCHTIME=$(BENCHTIME) ./run.sh $(COUNT)
 	cd bench && ./compare.sh results/bench.txt

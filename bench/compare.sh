@@ -4,6 +4,7 @@
 #   ./compare.sh [results/bench.txt]          # benchstat tables, then ratio tables
 #   ./compare.sh -ratios [results/bench.txt]  # the ratio tables only (Markdown)
 #   ./compare.sh -framing [results/framing.txt]  # the framing suite (see framing below)
+#   ./compare.sh -twoproc [results/twoproc.txt]  # the two-process suite (see twoproc below)
 #
 # 1. benchstat, one table per workload, the contenders side by side in
 #    columns (floor first: benchstat's "vs base" is the delta to the floor),
@@ -85,7 +86,121 @@ END {
 	done
 }
 
+# twoproc FILE: the two-process suite (results/twoproc.txt). benchstat with
+# the contenders side by side, one table per metric, the workloads in rows
+# (vs base: the floor), then linerpc against lspdev-gojson (the base), then
+# the Markdown tables of the README, from benchstat's medians: wall time per
+# op with each contender over the floor and linerpc over lspdev-gojson; CPU
+# time per op of the client and of the server process; allocations per op
+# of each; voluntary context switches per op of each (threads put to sleep
+# and woken).
+twoproc() {
+	tlibs="floor floor-pipelined linerpc lspdev lspdev-gojson"
+	echo "# Two processes: all contenders; vs base = delta to the floor"
+	echo
+	benchstat -table '' -row .name -col "/lib@($tlibs)" "$1"
+	echo
+	echo "# Two processes: linerpc vs lspdev-gojson (base: lspdev-gojson)"
+	echo
+	benchstat -table '' -row .name -col "/lib@(lspdev-gojson linerpc)" "$1"
+	echo
+	benchstat -format csv -table '' -row .name -col "/lib@($tlibs)" "$1" 2>/dev/null | awk -F, -v libs="$tlibs" '
+function human(a) {
+	if (a < 1e-6) return sprintf("%.0f ns", a * 1e9)
+	if (a < 1e-3) return sprintf("%.1f µs", a * 1e6)
+	if (a < 1) return sprintf("%.2f ms", a * 1e3)
+	return sprintf("%.2f s", a)
+}
+function us(a) {
+	if (a < 1e-4) return sprintf("%.1f", a * 1e6)
+	return sprintf("%.0f", a * 1e6)
+}
+# num: d decimals at most (one above 10, none above 100), trailing zeros
+# dropped (4, 6.1, 0.04, 0).
+function num(a, d,   s) {
+	s = sprintf(a >= 100 ? "%.0f" : (a >= 10 ? "%.1f" : "%." d "f"), a)
+	if (s ~ /\./) sub(/\.?0+$/, "", s)
+	return s
+}
+function ratio(x, y) { return (x == "" || y == "" || y + 0 == 0) ? "–" : sprintf("%.2f×", x / y) }
+function has(u, w, l) { return (u SUBSEP w SUBSEP l) in val }
+# pair u1 u2 w l d: "client + server" of two units, in µs for times (d
+# "us"), else with d decimals at most.
+function pair(u1, u2, w, l, d) {
+	if (!has(u1, w, l) || !has(u2, w, l)) return "n/a"
+	if (d == "us") return us(val[u1, w, l]) " + " us(val[u2, w, l])
+	return num(val[u1, w, l], d) " + " num(val[u2, w, l], d)
+}
+# header extra: the header of a table with a column per contender, and
+# one more when extra is set.
+function header(extra,   i, line, sep) {
+	line = "| workload |"; sep = "|---|"
+	for (i = 1; i <= nl; i++) { line = line " " lib[i] " |"; sep = sep "---:|" }
+	if (extra != "") { line = line " " extra " |"; sep = sep "---:|" }
+	print line; print sep
+}
+/^$/ { state = 0; next }
+state == 0 && /^,/ {
+	delete col
+	for (i = 2; i <= NF; i++) if ($i != "") col[$i] = i
+	state = 1; next
+}
+state == 1 { unit = $2; state = 2; next }
+state == 2 && $1 != "geomean" {
+	w = $1; sub(/^TwoProcess/, "", w)
+	if (!(w in seen)) { seen[w] = 1; works[++nw] = w }
+	for (l in col) if ($(col[l]) != "") val[unit, w, l] = $(col[l])
+	next
+}
+END {
+	nl = split(libs, lib, " ")
+	print "Wall time per op (medians), and each contender over the floor:"
+	print ""
+	header("linerpc / lspdev-gojson")
+	for (k = 1; k <= nw; k++) {
+		w = works[k]; line = "| " w " |"
+		for (i = 1; i <= nl; i++) {
+			if (!has("sec/op", w, lib[i])) { line = line " n/a |"; continue }
+			v = val["sec/op", w, lib[i]]
+			line = line " " human(v) (lib[i] == "floor" ? "" : " (" ratio(v, val["sec/op", w, "floor"]) ")") " |"
+		}
+		print line " " ratio(val["sec/op", w, "linerpc"], val["sec/op", w, "lspdev-gojson"]) " |"
+	}
+	print ""
+	print "CPU time per op in µs, client + server process (medians of each), and linerpc / lspdev-gojson of the sum (cpu-ns/op):"
+	print ""
+	header("linerpc / lspdev-gojson")
+	for (k = 1; k <= nw; k++) {
+		w = works[k]; line = "| " w " |"
+		for (i = 1; i <= nl; i++) line = line " " pair("client-cpu-sec/op", "server-cpu-sec/op", w, lib[i], "us") " |"
+		print line " " ratio(val["cpu-sec/op", w, "linerpc"], val["cpu-sec/op", w, "lspdev-gojson"]) " |"
+	}
+	print ""
+	print "Allocations per op, client + server process (medians):"
+	print ""
+	header("")
+	for (k = 1; k <= nw; k++) {
+		w = works[k]; line = "| " w " |"
+		for (i = 1; i <= nl; i++) line = line " " pair("client-allocs/op", "server-allocs/op", w, lib[i], 1) " |"
+		print line
+	}
+	print ""
+	print "Voluntary context switches per op (a thread that waited and was woken), client + server process (medians):"
+	print ""
+	header("")
+	for (k = 1; k <= nw; k++) {
+		w = works[k]; line = "| " w " |"
+		for (i = 1; i <= nl; i++) line = line " " pair("client-vcsw/op", "server-vcsw/op", w, lib[i], 2) " |"
+		print line
+	}
+}'
+}
+
 ratios_only=0
+if [ "${1:-}" = "-twoproc" ]; then
+	twoproc "${2:-results/twoproc.txt}"
+	exit
+fi
 if [ "${1:-}" = "-ratios" ]; then
 	ratios_only=1
 	shift

@@ -3,6 +3,8 @@
 #
 #   ./run.sh [COUNT]    # COUNT rounds (default 10); about 3 minutes a round on 2 cores
 #                       # (the last ten-round make bench took 32 minutes in all)
+#   ./run.sh -twoproc [COUNT]  # the two-process suite alone, into results/twoproc.txt
+#                              # (about 40 seconds a round)
 #
 # Each round runs every benchmark once (-count 1), and the rounds follow
 # one another, so that the floor, linerpc and the peers are measured
@@ -17,17 +19,23 @@
 # rounds too; results/framing.txt the rounds of the framing suite
 # (workloads 1-4 with Content-Length and newline framing, about 2.5
 # minutes a round); results/server.txt the rounds of workload 10 (a
-# transport.Server on a unix socket, 1,000 clients). The machine's
-# goos/goarch/cpu lines head each file.
+# transport.Server on a unix socket, 1,000 clients); results/twoproc.txt
+# the rounds of the two-process suite (workloads 1-4 with the server in a
+# child process, over its stdio). The machine's goos/goarch/cpu lines head
+# each file.
 set -eu
 cd "$(dirname "$0")"
+mode=all
+if [ "${1:-}" = "-twoproc" ]; then
+	mode=twoproc
+	shift
+fi
 count=${1:-10}
 tmp=${TMPDIR:-/tmp}/linerpc-bench.$$
 mkdir -p "$tmp" results
 trap 'rm -rf "$tmp"' EXIT
 
 go test -c -o "$tmp/bench.test" .
-(cd .. && go test -c -o "$tmp/rpc.test" ./rpc)
 
 # rounds BIN PATTERN BENCHTIME: COUNT rounds of one benchmark binary,
 # with the configuration lines kept once.
@@ -39,6 +47,21 @@ rounds() {
 	done | awk '/^(goos|goarch|pkg|cpu):/ { if (seen[$0]++) next } /^(PASS|ok)/ { next } { print; fflush() }'
 }
 
+# The two-process suite: each benchmark starts its server process, the
+# test binary again (process_test.go).
+twoproc() {
+	rounds "$tmp/bench.test" '^BenchmarkTwoProcess' "${BENCHTIME:-1s}" | tee results/twoproc.txt
+	if grep -q '^--- FAIL\|^FAIL' results/twoproc.txt; then
+		echo "run.sh: a benchmark failed (see results/twoproc.txt)" >&2
+		exit 1
+	fi
+}
+if [ "$mode" = twoproc ]; then
+	twoproc
+	exit
+fi
+
+(cd .. && go test -c -o "$tmp/rpc.test" ./rpc)
 rounds "$tmp/bench.test" '^Benchmark(RoundTrip|Concurrent|Stream|Large|Malformed|DecodePR)$' 1s | tee results/bench.txt
 "$tmp/bench.test" -test.run '^$' -test.bench 'Oversize|NoReadPeer|BlockedHandlers|IdleConn' -test.benchmem -test.benchtime 1x -test.count 1 -test.timeout 60m |
 	grep -v '^goos\|^goarch\|^pkg\|^cpu\|^PASS' | tee -a results/bench.txt
@@ -49,3 +72,4 @@ if grep -q '^--- FAIL\|^FAIL' results/bench.txt results/rpc.txt results/framing.
 	echo "run.sh: a benchmark failed (see results/)" >&2
 	exit 1
 fi
+twoproc
