@@ -91,7 +91,15 @@ func buildLSP(t *testing.T) string {
 // test with the whole of its stderr.
 func runLSPClient(t *testing.T, v any, scenario, target string) {
 	t.Helper()
-	ch := startChild(t, nil, "js/lsp_client.mjs", scenario, target)
+	runNodeReport(t, v, lspRunWait, "js/lsp_client.mjs", scenario, target)
+}
+
+// runNodeReport runs node with args to its end, within bound, and decodes
+// into v the JSON report it prints on stdout. A failure on the Node side
+// fails the test with the whole of its stderr.
+func runNodeReport(t *testing.T, v any, bound time.Duration, args ...string) {
+	t.Helper()
+	ch := startChild(t, nil, args...)
 	ch.stdin.Close()
 	read := make(chan []byte, 1)
 	go func() {
@@ -99,16 +107,17 @@ func runLSPClient(t *testing.T, v any, scenario, target string) {
 		read <- out
 	}()
 	start := time.Now()
-	if !ch.waitExit(lspRunWait) {
-		t.Fatalf("node js/lsp_client.mjs %s %s did not end within %v; its stderr:\n%s", scenario, target, lspRunWait, ch.Stderr())
+	cmdline := "node " + strings.Join(args, " ")
+	if !ch.waitExit(bound) {
+		t.Fatalf("%s did not end within %v; its stderr:\n%s", cmdline, bound, ch.Stderr())
 	}
 	if code := ch.state.ExitCode(); code != 0 {
-		t.Fatalf("node js/lsp_client.mjs %s %s failed (%v); its stderr:\n%s", scenario, target, ch.state, ch.Stderr())
+		t.Fatalf("%s failed (%v); its stderr:\n%s", cmdline, ch.state, ch.Stderr())
 	}
 	out := within(t, read, "the report on stdout")
-	t.Logf("%s over %s: %v; report %.300s", scenario, strings.SplitN(target, ":", 2)[0], time.Since(start).Round(time.Millisecond), out)
+	t.Logf("%s: %v; report %.300s", cmdline, time.Since(start).Round(time.Millisecond), out)
 	if err := json.Unmarshal(out, v); err != nil {
-		t.Fatalf("the report of %s: %v\n%s\nstderr:\n%s", scenario, err, out, ch.Stderr())
+		t.Fatalf("the report of %s: %v\n%.2000s\nstderr:\n%s", cmdline, err, out, ch.Stderr())
 	}
 }
 
@@ -274,7 +283,15 @@ func TestLSPServerWithVSCodeClientOverStdio(t *testing.T) {
 // address it says it listens on.
 func listenLSP(t *testing.T, bin, addr string) (*child, string) {
 	t.Helper()
-	ch := startCmd(t, exec.Command(bin, "-listen", addr))
+	return listenLSPCmd(t, exec.Command(bin, "-listen", addr))
+}
+
+// listenLSPCmd starts cmd, a language server given -listen, and returns
+// the address it says it listens on ("lsp: listening on NETWORK:ADDRESS"
+// on stderr).
+func listenLSPCmd(t *testing.T, cmd *exec.Cmd) (*child, string) {
+	t.Helper()
+	ch := startCmd(t, cmd)
 	deadline := time.After(lspWait)
 	for {
 		select {
@@ -283,9 +300,9 @@ func listenLSP(t *testing.T, bin, addr string) (*child, string) {
 				return ch, a
 			}
 		case <-ch.exited:
-			t.Fatalf("lsp -listen %s exited (%v); stderr:\n%s", addr, ch.state, ch.Stderr())
+			t.Fatalf("%v exited (%v); stderr:\n%s", cmd.Args, ch.state, ch.Stderr())
 		case <-deadline:
-			t.Fatalf("lsp -listen %s did not say where it listens within %v; stderr:\n%s", addr, lspWait, ch.Stderr())
+			t.Fatalf("%v did not say where it listens within %v; stderr:\n%s", cmd.Args, lspWait, ch.Stderr())
 		}
 	}
 }
