@@ -95,7 +95,7 @@ func serveStdio(r io.Reader, w io.Writer) int {
 	defer cancel()
 	conn.Shutdown(ctx) // answer what was read, briefly; then close
 	if errors.Is(conn.Err(), rpc.ErrInputEnded) {
-		// The read loop has ended: Wait returns once the handlers have.
+		// The reading has ended: Wait returns once the handlers have.
 		// After exit, the input is still open and os.Stdin's Read cannot
 		// be interrupted: the process exits with the read in progress.
 		conn.Wait()

@@ -18,7 +18,7 @@ const (
 	// explicitly, so that a large document (tens of MiB) opens.
 	maxFrameSize = 64 << 20
 
-	// maxWaiting is how many requests may wait for a handler: LSP clients
+	// maxWaiting is how many messages may wait for their turn: LSP clients
 	// do not retry a request answered CodeOverloaded (they show it as an
 	// error), so a burst of thousands written at once waits rather than
 	// fails. Their bytes stay bounded (DefaultMaxWaitingBytes).
@@ -161,9 +161,12 @@ func lifecycle(next rpc.ServeFunc) rpc.ServeFunc {
 // connection.
 func newRegistry() *rpc.Registry {
 	reg := rpc.NewRegistry()
-	// initialize and shutdown run alone: requests written before them are
-	// answered before they start, and those written after them see the
-	// phase they set.
+	// Handlers start in arrival order, as in a JavaScript server: a
+	// notification runs alone, so a hover written after a didChange sees
+	// the change, and a didChange written after a hover waits for it.
+	// initialize and shutdown run alone too (Exclusive): requests written
+	// before them are answered before they start, and those written after
+	// them see the phase they set.
 	rpc.Handle(reg, Initialize, initialize, rpc.Exclusive)
 	rpc.Handle(reg, Shutdown, shutdown, rpc.Exclusive)
 	rpc.HandleNotification(reg, Initialized, initialized)
@@ -196,8 +199,9 @@ func initialize(ctx context.Context, p InitializeParams) (InitializeResult, erro
 
 // initialized asks the client for the "toy" section of its settings,
 // once, when the client said it can answer: a call to the client from a
-// notification handler, which the Conn allows (it reads the answer
-// meanwhile). What the client answered is logged back to it.
+// notification handler, with its context, which lets the messages behind
+// it go on while it waits, as an await does in a JavaScript server. What
+// the client answered is logged back to it.
 func initialized(ctx context.Context, _ rpc.NoParams) {
 	s := sessionOf(ctx)
 	s.mu.Lock()
@@ -297,9 +301,10 @@ func publish(ctx context.Context, uri string, d *document) {
 }
 
 // hover shows the word under the position, or null off a word (and in a
-// document that is not open). A request starts once the notifications
-// read before it have been handled: a hover written right after a
-// didChange sees the change.
+// document that is not open). It starts once the notifications read
+// before it have yielded, and those read after it wait for it: a hover
+// written right after a didChange sees the change, and one written right
+// before does not.
 func hover(ctx context.Context, p HoverParams) (*Hover, error) {
 	d := sessionOf(ctx).doc(p.TextDocument.URI)
 	if d == nil {
@@ -326,6 +331,9 @@ func executeCommand(ctx context.Context, p ExecuteCommandParams) (any, error) {
 		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: cmdWait + " takes one argument: the milliseconds to wait"}
 	}
 	LogMessage.Notify(ctx, rpc.ConnFromContext(ctx), LogMessageParams{Type: MessageLog, Message: fmt.Sprintf("%s: waiting %g ms", cmdWait, ms)})
+	// The wait is one the Conn cannot see: yield, so that what the client
+	// writes meanwhile (shutdown, a cancellation) is not held behind it.
+	rpc.Yield(ctx)
 	t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
 	defer t.Stop()
 	select {
