@@ -105,10 +105,12 @@ func newGoSide() *goSide {
 	rpc.Handle(g.reg, rpc.NewMethod[rpc.NoParams, any]("failPlain"), func(context.Context, rpc.NoParams) (any, error) {
 		return nil, errors.New("plain failure")
 	})
+	// hang waits for its context, a wait the Conn cannot see: it is Async,
+	// so that what the peer writes after it is not held behind it.
 	rpc.Handle(g.reg, rpc.NewMethod[rpc.NoParams, any]("hang"), func(ctx context.Context, _ rpc.NoParams) (any, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
-	})
+	}, rpc.Async)
 	type idx struct{ I, N int }
 	rpc.Handle(g.reg, rpc.NewMethod[idx, map[string]int]("indexed"), func(ctx context.Context, p idx) (map[string]int, error) {
 		if err := g.idx.wait(ctx, p.I, p.N); err != nil {
