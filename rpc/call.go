@@ -170,7 +170,9 @@ func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64)
 			default:
 			}
 			c.lock()
-			if s := &c.st; s.reading == readFree {
+			// Only while pc awaits its response: one read, and settled
+			// by a worker that let the role go, would never come.
+			if s := &c.st; s.reading == readFree && s.calls[pc.id] == pc {
 				s.reading = readHeld
 				s.goroutines++ // Wait waits for it as for a worker
 				c.unlock()

@@ -107,7 +107,7 @@ func (c *Conn) worker() {
 			if idle == nil {
 				idle = time.NewTimer(idleTimeout)
 			}
-			c.mu.Unlock() // nothing changed
+			c.unlock() // what the work done under this lock changed takes effect
 			select {
 			case <-c.wake: // the waker counted this worker as looking
 				c.lock()
