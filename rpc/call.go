@@ -172,8 +172,8 @@ func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64)
 			c.lock()
 			// Only while pc awaits its response: one read, and settled
 			// by a worker that let the role go, would never come.
-			if s := &c.st; s.reading == readFree && s.calls[pc.id] == pc {
-				s.reading = readHeld
+			if s := &c.st; (s.reading == readFree || s.reading == readLent) && s.calls[pc.id] == pc {
+				s.reading, s.lender = readHeld, nil
 				s.goroutines++ // Wait waits for it as for a worker
 				c.unlock()
 				c.read(pc)

@@ -50,6 +50,9 @@ type Conn struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the Conn ends (see setPhase)
 	wake   chan struct{} // parked workers wait on it (worker.go)
+	// watchdog ticks while the reading role is lent (see lend); made by
+	// the first lend, changed under the lock.
+	watchdog *time.Timer
 	lastID atomic.Uint64 // the id of the last request sent
 	// callPool keeps settled calls for reuse (see newCall).
 	callPool sync.Pool

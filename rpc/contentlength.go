@@ -35,6 +35,8 @@ func (cl *contentLength) next() (inFrame, error) {
 	return inFrame{body: ev.Line, size: ev.Size, warning: ev.Warning}, nil
 }
 
+func (cl *contentLength) buffered() bool { return cl.in != nil && cl.in.Buffered() }
+
 // headerPrefix and headerEnd surround the body's length in the header.
 const (
 	headerPrefix = "Content-Length: "

@@ -121,6 +121,8 @@ func isTokenByte(b byte) bool {
 	return false
 }
 
+func (d *detecting) buffered() bool { return d.inner != nil && d.inner.buffered() }
+
 func (d *detecting) headroom() int { return contentLengthRoom }
 
 func (d *detecting) seal(f *frame) {

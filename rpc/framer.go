@@ -13,6 +13,11 @@ type framer interface {
 	// io.EOF, or the read error, with the size of the frame it ended
 	// inside, if any, which is lost.
 	next() (inFrame, error)
+	// buffered reports whether the next call to next would not block for
+	// input: a frame is buffered already, or may be (the reader then
+	// hands the handlers it started to workers rather than run one while
+	// the next frame waits). Read by the reader only.
+	buffered() bool
 	// headroom is the room a frame keeps before its body, for what seal
 	// puts there.
 	headroom() int

@@ -289,6 +289,11 @@ func (c *Conn) stepAside(s *state, j *job, to jobState) {
 		}
 	}
 	j.state = to
+	if to == yielded && s.lender == j && s.reading == readLent {
+		// It ran on the worker that lent the reading role, and waits
+		// now: a follower takes the role at once.
+		s.reading, s.lender = readFree, nil
+	}
 	c.advance(s)
 }
 

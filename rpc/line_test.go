@@ -17,8 +17,9 @@ import (
 // The specification of the line (line.go), as a table: each case is the
 // frames a peer writes and what the handlers do, step by step, and after
 // each step, once every goroutine of the test has gone as far as it can
-// (testing/synctest), which handlers have started, which requests were
-// answered, and which calls of the handlers returned. The peer writes its
+// (testing/synctest) and the bound on a lent reading role has passed (two
+// periods of the watchdog, lend), which handlers have started, which
+// requests were answered, and which calls of the handlers returned. The peer writes its
 // frames in one write, as the cases in the issue were found.
 //
 // Frames are words: "r:a" a request with id "a" (its label) whose handler
@@ -310,11 +311,18 @@ func runLineCase(t *testing.T, tc lineCase) {
 		r.mu.Unlock()
 		r.c.Wait()
 	}()
+	settle := func() {
+		// What the Conn can do within the bound on a lent reading role
+		// (lend): two periods of the bubble's time.
+		synctest.Wait()
+		time.Sleep(2 * lendPeriod)
+		synctest.Wait()
+	}
 	for i, st := range tc.steps {
 		if st.send != "" {
 			r.send(st.send)
 		}
-		synctest.Wait()
+		settle()
 		for _, w := range strings.Fields(st.do) {
 			kind, label, _ := strings.Cut(w, ":")
 			switch kind {
@@ -328,7 +336,7 @@ func runLineCase(t *testing.T, tc lineCase) {
 				r.mu.Unlock()
 				ch <- kind
 			}
-			synctest.Wait()
+			settle()
 		}
 		r.check(i, st)
 	}

@@ -31,6 +31,8 @@ func (nl *newline) next() (inFrame, error) {
 	return inFrame{body: ev.Line, size: ev.Size}, nil
 }
 
+func (nl *newline) buffered() bool { return nl.in != nil && nl.in.HasLine() }
+
 func (*newline) headroom() int { return 0 }
 
 func (*newline) seal(f *frame) { f.b = append(f.b, '\n') }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/wire"
@@ -34,14 +33,13 @@ import (
 // read reads frames and does what each asks, for the goroutine that holds
 // the reading role (me: a caller's call; nil for a worker), until that
 // goroutine has something else to do. A worker returns the request or
-// notification it read whose turn had come, to run it, having handed the
-// reading on (leader/follower); handedOver reports that it gave the
-// reading to the lone caller whose response it delivered, and counted
-// itself as looking for work. A caller returns once its own response was
-// read, or when a frame is not a response. Either returns when the input
-// ends or the Conn closes. It is called and returns without the lock, the
-// reading role released.
-func (c *Conn) read(me *call) (j *job, handedOver bool) {
+// notification it read whose turn had come, to run it, having lent the
+// reading role (see queue); or nil, having lent the role to the lone
+// caller whose response it delivered (see settle). A caller returns once
+// its own response was read, or when a frame is not a response. Either
+// returns when the input ends or the Conn closes. It is called and
+// returns without the lock, the reading role lent or released.
+func (c *Conn) read(me *call) *job {
 	rd := &c.rd
 	for {
 		in := rd.in
@@ -54,7 +52,7 @@ func (c *Conn) read(me *call) (j *job, handedOver bool) {
 				c.lock()
 				c.stopReading(&c.st, me) // closed: the Conn's error says why
 				c.unlock()
-				return nil, false
+				return nil
 			}
 			if err != nil {
 				if in.size > 0 {
@@ -66,12 +64,12 @@ func (c *Conn) read(me *call) (j *job, handedOver bool) {
 				c.admitEnd(s, inputError(err))
 				c.stopReading(s, me)
 				c.unlock()
-				return nil, false
+				return nil
 			}
 		}
 		if me != nil {
 			if stop := c.readAsCaller(rd, in, me); stop {
-				return nil, false
+				return nil
 			}
 			continue
 		}
@@ -82,8 +80,8 @@ func (c *Conn) read(me *call) (j *job, handedOver bool) {
 		if in.warning != nil {
 			c.framingWarning(in.warning)
 		}
-		if j, stop, handedOver := c.dispatch(rd, in.body); stop {
-			return j, handedOver
+		if j, stop := c.dispatch(rd, in.body); stop {
+			return j
 		}
 	}
 }
@@ -114,21 +112,25 @@ func (c *Conn) readAsCaller(rd *reader, in inFrame, me *call) (stop bool) {
 	c.lock()
 	s := &c.st
 	c.stopReading(s, me)
-	if s.reading == readFree {
-		s.reading = readLeft
+	if s.reading == readLent {
+		s.reading = readLeft // for a worker, woken for it
 	}
 	c.unlock()
 	return true
 }
 
 // stopReading releases the reading role, which the goroutine of me (nil:
-// a worker) held. Called under the lock.
+// a worker) held: a caller lends it, as it is likely to call again (lend),
+// a worker frees it. Called under the lock.
 func (c *Conn) stopReading(s *state, me *call) {
-	if s.reading == readHeld {
+	switch {
+	case s.reading != readHeld:
+	case s.phase != phaseOpen && s.phase != phaseDraining:
 		s.reading = readOver
-		if s.phase == phaseOpen || s.phase == phaseDraining {
-			s.reading = readFree
-		}
+	case me != nil:
+		c.lend(s, nil)
+	default:
+		s.reading = readFree
 	}
 	if s.phase == phaseClosed && c.readDeadline != nil {
 		c.readDeadline.SetReadDeadline(time.Time{}) // give the stream back as it was
@@ -148,20 +150,20 @@ func inputError(err error) error {
 }
 
 // dispatch does what the frame raw asks, for a worker that reads. It
-// reports stop when the worker is to stop reading, having released the
+// reports stop when the worker is to stop reading, having lent the
 // reading role: with j, the handler whose turn came, to run; or having
-// handed the reading over to a lone caller (see settle).
-func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop, handedOver bool) {
+// lent it to a lone caller (see settle).
+func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop bool) {
 	m := rd.parse(raw)
 	switch m.kind {
 	case msgDrop:
 		c.drop(m.dropReport())
 	case msgResponse:
-		pc, handedOver := c.settle(m.env, nil, !rd.inArray)
+		pc, lent := c.settle(m.env, nil, !rd.inArray)
 		if pc == nil {
 			c.drop(m.dropAs(DropUnmatchedResponse))
 		}
-		return nil, handedOver, handedOver
+		return nil, lent
 	case msgPreempted:
 		if reason, err := c.preempt.preempt(c, m.env.Params.Raw); reason != 0 {
 			d := m.dropAs(reason)
@@ -181,19 +183,21 @@ func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop, handedOver bool) 
 			c.reply(f, fromReadLoop)
 		}
 	case msgNotification, msgRequest:
-		j, stop = c.queue(rd, &m)
-		return j, stop, false
+		return c.queue(rd, &m)
 	case msgBatch:
 		c.dispatchBatch(rd, m)
 	}
-	return nil, false, false
+	return nil, false
 }
 
 // queue places the request or notification m in the line, or answers or
-// drops it. When its turn has come (or another's), the worker that read it
-// takes it, and hands the reading on: it reports stop, with the job to
-// run. A notification that finds the line full waits for room, holding
-// the reading back (the backpressure rule).
+// drops it. When its turn has come (or another's), and no other frame is
+// buffered, the worker that read it takes it and lends the reading role
+// (lend): it reports stop, with the job to run. With frames buffered, it
+// reads on, and workers run what started. An Async handler is one that
+// waits: the role is freed for a follower at once rather than lent. A
+// notification that finds the line full waits for room, holding the
+// reading back (the backpressure rule).
 func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 	var id []byte
 	if m.kind == msgRequest {
@@ -214,9 +218,13 @@ func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 		})
 	}
 	if a == admitted {
-		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld {
+		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld && !c.framer.buffered() {
 			next := s.line.ready.pop()
-			s.reading = readFree // to a follower (staff)
+			if next.async {
+				s.reading = readFree // to a follower (staff)
+			} else {
+				c.lend(s, next)
+			}
 			c.unlock()
 			return next, true
 		}
@@ -253,14 +261,11 @@ var overloadError = &Error{Code: CodeOverloaded, Message: "server overloaded: to
 // them).
 //
 // A worker that delivers the response of a lone call, whose caller may
-// read, hands the reading over to it (mayHandOver: not inside an array): it lets the role go,
-// yields the processor to the caller it woke, and reports handedOver. The
-// caller, back for its next call, finds the role free and reads its own
-// response then; the worker, counted as looking for work, takes the role
-// back if the caller did not. So a program that makes one call after
-// another reads its responses itself, with no hand-off, while the input
-// is never left unread longer than one turn of the scheduler.
-func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call, handedOver bool) {
+// read, lends it the reading role (lend; mayHandOver: not inside an
+// array), and reports lent: the caller, back for its next call, reads its
+// own response then, with no hand-off, and the watchdog gives the role to
+// a worker if it does not come back.
+func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call, lent bool) {
 	n, ok := wire.IntegerID(env.ID)
 	if !ok || n <= 0 {
 		return nil, false
@@ -280,19 +285,15 @@ func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call,
 	case pc == me:
 		c.stopReading(s, me)
 	case mayHandOver && now && pc.mayRead && len(s.calls) == 0:
-		s.reading = readFree
-		s.looking++ // this worker: it looks again after the caller ran
-		handedOver = true
+		c.lend(s, nil)
+		lent = true
 	}
 	c.unlock()
 	if now {
 		pc.fill(env)
 		pc.done <- struct{}{}
 	}
-	if handedOver {
-		runtime.Gosched()
-	}
-	return pc, handedOver
+	return pc, lent
 }
 
 // skipped acts on a frame the framer skipped as too long: it is reported,

@@ -36,13 +36,14 @@ func (p phase) String() string { return phaseNames[p] }
 
 // readRole says who reads the input. One goroutine at a time holds the
 // reading role (worker.go): a worker of the Conn, or a caller reading its
-// own response (call.go).
+// own response (call.go); or the role is lent (see lend).
 type readRole uint8
 
 const (
 	readNotYet readRole = iota // before Start
 	readFree                   // nobody reads: a worker is on its way to (staff), and a caller may take it
 	readLeft                   // nobody reads, and a caller left a frame to a worker: only a worker may take it
+	readLent                   // nobody reads, and nobody was woken to: the lender, a caller, or the watchdog takes it
 	readHeld                   // a goroutine reads
 	readOver                   // the input ended or failed, or the Conn closed
 )
@@ -79,6 +80,14 @@ type state struct {
 	// or woken, not yet looked (worker.go).
 	looking int
 	reading readRole
+	// lender is the handler whose worker lent the reading role to run it
+	// (nil when a caller lent it); lends counts the lends, watched is the
+	// lend the watchdog saw at its last tick, and watching says that the
+	// watchdog is armed (see lend).
+	lender   *job
+	lends    uint32
+	watched  uint32
+	watching bool
 
 	calls   map[uint64]*call // this side's calls awaiting their response, by id (call.go)
 	batches int              // the peer's batches being read whose array is not queued yet (batch.go)
@@ -161,9 +170,14 @@ func (c *Conn) setPhase(s *state, p phase, why error) {
 	}
 	if p >= phaseEnded && s.reading != readHeld {
 		s.reading = readOver
+		s.lender = nil
 	}
 	if p != phaseClosed {
 		return
+	}
+	if s.watching && c.watchdog.Stop() {
+		s.watching = false // it would not have run: uncount it
+		s.goroutines--
 	}
 	// Nothing more is read, served or written. The handlers' contexts end
 	// with why, even when the input had ended first.

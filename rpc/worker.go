@@ -10,14 +10,18 @@ import "time"
 // idleTimeout), or when the Conn closes. An idle Conn keeps one worker:
 // the one that reads.
 //
-// The roles pass from worker to worker as leaders and followers do: the
-// worker that reads a request or notification whose turn has come runs it
-// itself and hands the reading on to a follower, rather than handing the
-// message over; when it is done, it takes the reading back if no follower
-// has taken it yet. So a lone request costs no goroutine hand-off on its
-// way to its handler, only the wake of a follower beside it, which bounds
-// what a handler that blocks can hold the reading back by. A caller may
-// hold the reading role too, to read its own response (call.go).
+// The roles pass from goroutine to goroutine as leaders and followers do:
+// the worker that reads a request or notification whose turn has come,
+// when no other frame is buffered, runs it itself and lends the reading
+// role, rather than hand the message over: it takes the role back when the
+// handler returns. A caller may hold the reading role too, to read its own
+// response (call.go), and lends it when it has. A lent role wakes nobody:
+// the lender, or the next caller, takes it back, and so a lone call costs
+// no goroutine hand-off and no thread woken on either side. What bounds
+// the time the input is left unread is the watchdog (lend): a role lent
+// for a whole period (lendPeriod) goes to a worker, woken for it, and so
+// does at once the role of a handler that yields (it calls its peer,
+// calls Yield, or is Async), which is a handler that waits.
 //
 // Who wakes whom: every change of the state ends in unlock, which calls
 // staff; staff compares the work that has no goroutine (demand) with the
@@ -35,6 +39,53 @@ import "time"
 // is what makes it worth having over a fresh goroutine: its stack has
 // grown to what decoding, encoding and writing take.
 const idleTimeout = time.Second
+
+// lendPeriod is the watchdog's period: a reading role that stays lent
+// for a whole period, one to two periods after it was lent, goes to a
+// worker. (In a process with nothing else to do, the Go runtime's timers
+// fire about a millisecond late: that is then the bound.)
+const lendPeriod = 100 * time.Microsecond
+
+// lend lends the reading role, which the calling goroutine held: nobody
+// reads, and nobody is woken to, but the watchdog watches. lender is the
+// handler the goroutine is about to run, if any. Called under the lock.
+func (c *Conn) lend(s *state, lender *job) {
+	s.reading = readLent
+	s.lender = lender
+	s.lends++
+	if s.watching {
+		return // it ticks already
+	}
+	s.watching = true
+	s.watched = s.lends
+	s.goroutines++ // the watchdog's callback: counted until it ends (or is stopped)
+	if c.watchdog == nil {
+		c.watchdog = time.AfterFunc(lendPeriod, c.tick)
+	} else {
+		c.watchdog.Reset(lendPeriod)
+	}
+}
+
+// tick is the watchdog: when the reading role is lent, and was lent
+// already at the last tick with no lend since, it goes to a worker;
+// otherwise the watchdog ticks again while the role is lent.
+func (c *Conn) tick() {
+	c.lock()
+	s := &c.st
+	switch {
+	case s.reading != readLent || s.phase == phaseClosed:
+	case s.lends == s.watched:
+		s.reading, s.lender = readFree, nil // staff wakes a worker for it
+	default:
+		s.watched = s.lends
+		c.watchdog.Reset(lendPeriod)
+		c.unlock()
+		return
+	}
+	s.watching = false
+	s.goroutines--
+	c.unlock()
+}
 
 // demand counts the work that needs a goroutine of the Conn: handlers
 // whose turn has come, the reading role when nobody holds it, and the
@@ -88,14 +139,18 @@ func (c *Conn) worker() {
 		case s.reading == readFree || s.reading == readLeft:
 			s.reading = readHeld
 			c.unlock()
-			j, handedOver := c.read(nil)
-			if j != nil {
+			for {
+				j := c.read(nil) // it returns without the lock
+				if j == nil {
+					c.lock()
+					break
+				}
 				c.run(j) // it returns with the lock held
-			} else {
-				c.lock()
-			}
-			if handedOver {
-				s.looking-- // read counted it as looking (see settle)
+				if s.reading != readLent || s.lender != j {
+					break // the role was taken meanwhile
+				}
+				s.reading, s.lender = readHeld, nil // taken back: read on
+				c.unlock()
 			}
 			worked = true
 		case s.out.wanted:

@@ -43,3 +43,69 @@ func TestIdleWorkersExit(t *testing.T) {
 		}
 	})
 }
+
+// The bounds on a lent reading role (lend): a handler that runs on the
+// worker that read it, and waits for something the Conn cannot see, leaves
+// the input unread for at most two periods of the watchdog, after which a
+// worker reads it; so does a lone caller that read its own response and
+// went away. (In the bubble, time moves only when every goroutine waits:
+// the periods are exact.)
+func TestLentReadingRoleGoesToAWorkerWithinTwoPeriods(t *testing.T) {
+	for _, lender := range []string{"handler", "caller"} {
+		t.Run(lender, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				connIn, peerOut := io.Pipe()
+				peerIn, connOut := io.Pipe()
+				release := make(chan struct{})
+				read := make(chan string, 4)
+				reg := NewRegistry()
+				HandleNotification(reg, NewNotification[NoParams]("block"), func(context.Context, NoParams) { <-release })
+				c := NewConn(deadlined{connIn}, connOut, &Options{Handler: reg, OnDrop: func(d Drop) { read <- d.Method }})
+				c.Start()
+				defer func() { close(release); c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() }()
+				out := bufio.NewReader(peerIn)
+				switch lender {
+				case "handler":
+					go io.WriteString(peerOut, `{"jsonrpc":"2.0","method":"block"}`+"\n")
+				case "caller":
+					called := make(chan error, 1)
+					go func() { called <- c.Call(context.Background(), "ping", nil, nil) }()
+					if _, err := out.ReadString('\n'); err != nil {
+						t.Fatal(err)
+					}
+					go io.WriteString(peerOut, `{"jsonrpc":"2.0","id":1,"result":null}`+"\n")
+					if err := <-called; err != nil {
+						t.Fatal(err)
+					}
+				}
+				synctest.Wait()
+				c.lock()
+				lent := c.st.reading == readLent
+				c.mu.Unlock()
+				if !lent {
+					t.Fatalf("the reading role is %d, want lent", c.st.reading)
+				}
+				// Unasked, and with no handler: the reader drops it as it
+				// reads it.
+				go io.WriteString(peerOut, `{"jsonrpc":"2.0","method":"unasked"}`+"\n")
+				start := time.Now()
+				synctest.Wait()
+				select {
+				case m := <-read:
+					t.Fatalf("%s read while the role was lent, before the watchdog's period", m)
+				default:
+				}
+				time.Sleep(2 * lendPeriod)
+				synctest.Wait()
+				select {
+				case m := <-read:
+					if m != "unasked" {
+						t.Fatalf("dropped %q", m)
+					}
+				default:
+					t.Fatalf("nothing read %v after the role was lent", time.Since(start))
+				}
+			})
+		})
+	}
+}

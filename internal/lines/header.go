@@ -41,6 +41,18 @@ func NewHeaderReader(r io.Reader, max int) *HeaderReader {
 	return &HeaderReader{window: window{r: r, buf: make([]byte, min(MinBuffer, max+MaxHeaderBytes))}, max: max}
 }
 
+// Buffered reports whether input is buffered past the last frame Next
+// returned (blank lines aside): the start of another frame, which the next
+// call to Next may still have to read the rest of.
+func (h *HeaderReader) Buffered() bool {
+	for i := h.start; i < h.end; i++ {
+		if h.buf[i] != '\r' && h.buf[i] != '\n' {
+			return true
+		}
+	}
+	return false
+}
+
 // limit is the largest the buffer grows: a header block and a body.
 func (h *HeaderReader) limit() int { return h.max + MaxHeaderBytes }
 
