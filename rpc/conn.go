@@ -53,7 +53,7 @@ type Conn struct {
 	// watchdog ticks while the reading role is lent (see lend); made by
 	// the first lend, changed under the lock.
 	watchdog *time.Timer
-	lastID atomic.Uint64 // the id of the last request sent
+	lastID   atomic.Uint64 // the id of the last request sent
 	// callPool keeps settled calls for reuse (see newCall).
 	callPool sync.Pool
 	warned   atomic.Bool // a framing warning was logged (see framingWarning)
