@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -299,6 +301,59 @@ func TestCallReturnsAfterTheNotificationsAhead(t *testing.T) {
 		got := within(t, res, "the call to return")
 		if h := handled.Load(); h != int64((round+1)*n) {
 			t.Fatalf("after the %s: the call returned (%v) with %d notifications handled, want %d", end, got.err, h, (round+1)*n)
+		}
+	}
+}
+
+// Callers that read their own responses (a context that cannot end, on a
+// stream with read deadlines) each get their own result, whoever reads
+// it: a caller lets the reading role go only once its result is copied
+// out of the frame, which the next reader overwrites (run with -race, a
+// copy made after would be reported; without it, results came empty).
+func TestCallersReadingGetTheirOwnResults(t *testing.T) {
+	ar, bw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, aw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, echo, func(_ context.Context, p echoParams) (echoResult, error) { return echoResult{Echo: p.Text}, nil })
+	srv, cl := rpc.NewConn(br, bw, &rpc.Options{Handler: reg}), rpc.NewConn(ar, aw, nil)
+	t.Cleanup(func() {
+		cl.Close()
+		srv.Close()
+		for _, f := range []*os.File{ar, bw, br, aw} {
+			f.Close()
+		}
+		cl.Wait()
+		srv.Wait()
+	})
+	srv.Start()
+	cl.Start()
+	const callers, calls = 8, 300
+	errs := make(chan error, callers)
+	for g := range callers {
+		go func() {
+			for i := range calls {
+				text := fmt.Sprint(g, ".", i)
+				r, err := echo.Call(context.Background(), cl, echoParams{text})
+				if err == nil && r.Echo != text {
+					err = fmt.Errorf("call %q got %q", text, r.Echo)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range callers {
+		if err := within(t, errs, "a caller's calls to end"); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

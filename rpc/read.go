@@ -278,19 +278,26 @@ func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call,
 	}
 	delete(s.calls, uint64(n))
 	now := c.admitResponse(s, pc)
-	if !now {
-		pc.fill(env) // before it may be delivered, once the lock is let go
+	release := pc == me
+	lent = !release && mayHandOver && now && pc.mayRead && len(s.calls) == 0
+	filled := !now || release || lent
+	if filled {
+		// Before the lock is let go: a response waiting for its turn may
+		// be delivered by another goroutine then; and once the reading
+		// role is let go, another reader may overwrite env's bytes.
+		pc.fill(env)
 	}
 	switch {
-	case pc == me:
+	case release:
 		c.stopReading(s, me)
-	case mayHandOver && now && pc.mayRead && len(s.calls) == 0:
+	case lent:
 		c.lend(s, nil)
-		lent = true
 	}
 	c.unlock()
 	if now {
-		pc.fill(env)
+		if !filled {
+			pc.fill(env)
+		}
 		pc.done <- struct{}{}
 	}
 	return pc, lent
