@@ -174,6 +174,7 @@ func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64)
 			// by a worker that let the role go, would never come.
 			if s := &c.st; (s.reading == readFree || s.reading == readLent) && s.calls[pc.id] == pc {
 				s.reading, s.lender = readHeld, nil
+				s.out.claimWriter() // what the worker that lent it queued
 				s.goroutines++ // Wait waits for it as for a worker
 				c.unlock()
 				c.read(pc)

@@ -35,7 +35,7 @@ func (cl *contentLength) next() (inFrame, error) {
 	return inFrame{body: ev.Line, size: ev.Size, warning: ev.Warning}, nil
 }
 
-func (cl *contentLength) buffered() bool { return cl.in != nil && cl.in.Buffered() }
+func (cl *contentLength) buffered() bool { return cl.in != nil && cl.in.HasFrame() }
 
 // headerPrefix and headerEnd surround the body's length in the header.
 const (

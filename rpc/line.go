@@ -293,6 +293,7 @@ func (c *Conn) stepAside(s *state, j *job, to jobState) {
 		// It ran on the worker that lent the reading role, and waits
 		// now: a follower takes the role at once.
 		s.reading, s.lender = readFree, nil
+		s.out.claimWriter()
 	}
 	c.advance(s)
 }

@@ -46,6 +46,9 @@ func (c *Conn) read(me *call) *job {
 		if rd.pending {
 			rd.pending = false
 		} else {
+			if me == nil && !c.framer.buffered() && !c.writeDeferred() {
+				return nil // the role was taken while this worker wrote
+			}
 			var err error
 			in, err = c.framer.next()
 			if c.ctx.Err() != nil {
@@ -132,6 +135,9 @@ func (c *Conn) stopReading(s *state, me *call) {
 	default:
 		s.reading = readFree
 	}
+	if me == nil {
+		s.out.claimWriter() // what this worker queued without writing
+	}
 	if s.phase == phaseClosed && c.readDeadline != nil {
 		c.readDeadline.SetReadDeadline(time.Time{}) // give the stream back as it was
 	}
@@ -191,13 +197,14 @@ func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop bool) {
 }
 
 // queue places the request or notification m in the line, or answers or
-// drops it. When its turn has come (or another's), and no other frame is
-// buffered, the worker that read it takes it and lends the reading role
-// (lend): it reports stop, with the job to run. With frames buffered, it
-// reads on, and workers run what started. An Async handler is one that
-// waits: the role is freed for a follower at once rather than lent. A
-// notification that finds the line full waits for room, holding the
-// reading back (the backpressure rule).
+// drops it. When its turn has come (or another's), the worker that read it
+// takes it and lends the reading role (lend): it reports stop, with the
+// job to run, and reads on once it has returned; what the peer wrote
+// meanwhile waits for it, or, when it runs long, for the follower the
+// watchdog wakes. An Async handler is one that waits: the role is freed
+// for a follower at once rather than lent. A notification that finds the
+// line full waits for room, holding the reading back (the backpressure
+// rule).
 func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 	var id []byte
 	if m.kind == msgRequest {
@@ -218,10 +225,11 @@ func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 		})
 	}
 	if a == admitted {
-		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld && !c.framer.buffered() {
+		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld {
 			next := s.line.ready.pop()
 			if next.async {
 				s.reading = readFree // to a follower (staff)
+				s.out.claimWriter()
 			} else {
 				c.lend(s, next)
 			}

@@ -76,6 +76,7 @@ func (c *Conn) tick() {
 	case s.reading != readLent || s.phase == phaseClosed:
 	case s.lends == s.watched:
 		s.reading, s.lender = readFree, nil // staff wakes a worker for it
+		s.out.claimWriter()
 	default:
 		s.watched = s.lends
 		c.watchdog.Reset(lendPeriod)

@@ -194,6 +194,47 @@ func (c *Conn) queueNow(s *state, f *frame) {
 	}
 }
 
+// A worker that reads, and runs handlers in turn as it reads them, queues
+// their answers without writing while more input is buffered (see
+// answer): frames wait in the queue with no writer. That holds only while
+// the reading role stays with that worker: whoever takes it from the
+// worker (a caller, or a follower the watchdog wakes) has a writer woken
+// for them (claimWriter), and the worker writes them itself before it
+// waits for input (writeDeferred).
+
+// claimWriter has a worker write the frames queued with no writer, if
+// any. Called under the lock when the reading role leaves the worker that
+// queued them.
+func (o *outbox) claimWriter() {
+	if len(o.frames) > 0 && !o.writing {
+		o.writing, o.wanted = true, true
+	}
+}
+
+// writeDeferred writes the frames queued with no writer, for the worker
+// that reads, before it waits for input. It lends the reading role for as
+// long as it writes (a Write can block), and takes it back after, unless
+// someone took it meanwhile; it reports whether it still holds the role.
+func (c *Conn) writeDeferred() bool {
+	c.lock()
+	s := &c.st
+	if len(s.out.frames) == 0 || s.out.writing {
+		c.mu.Unlock() // nothing changed
+		return true
+	}
+	s.out.writing = true
+	c.lend(s, nil)
+	lend := s.lends
+	c.flushLocked(roleSelf) // it unlocks
+	c.lock()
+	held := s.reading == readLent && s.lends == lend
+	if held {
+		s.reading = readHeld // taken back: read on
+	}
+	c.unlock()
+	return held
+}
+
 // reply queues a response of a handler's or of the reader's. The peer
 // learns nothing of a failure; it is logged.
 func (c *Conn) reply(f *frame, way sender) {

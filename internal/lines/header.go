@@ -41,16 +41,41 @@ func NewHeaderReader(r io.Reader, max int) *HeaderReader {
 	return &HeaderReader{window: window{r: r, buf: make([]byte, min(MinBuffer, max+MaxHeaderBytes))}, max: max}
 }
 
-// Buffered reports whether input is buffered past the last frame Next
-// returned (blank lines aside): the start of another frame, which the next
-// call to Next may still have to read the rest of.
-func (h *HeaderReader) Buffered() bool {
-	for i := h.start; i < h.end; i++ {
-		if h.buf[i] != '\r' && h.buf[i] != '\n' {
-			return true
+// HasFrame reports whether the next call to Next returns without reading:
+// a whole frame (its header block and its body) is buffered, or what is
+// buffered is enough to tell that it is not one. Blank lines before a
+// block are skipped as Next skips them.
+func (h *HeaderReader) HasFrame() bool {
+	b := h.buf[h.start:h.end]
+	for len(b) > 0 && (b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	length := int64(-1)
+	for at := 0; ; {
+		i := bytes.IndexByte(b[at:], '\n')
+		if i < 0 {
+			return len(b) >= MaxHeaderBytes // too long to be a block: Next drops it
+		}
+		line := bytes.TrimSuffix(b[at:at+i], []byte{'\r'})
+		at += i + 1
+		if len(line) == 0 {
+			// The block is whole: the body of length bytes follows it, or
+			// the block is malformed (no length). An oversize body is
+			// skipped by reading it.
+			return length < 0 || length <= int64(h.max) && int64(len(b)-at) >= length
+		}
+		name, value, ok := headerLine(line)
+		if !ok {
+			return true // malformed: Next drops it at once
+		}
+		if bytes.EqualFold(name, []byte("Content-Length")) {
+			n, ok := contentLength(value)
+			if !ok || length >= 0 {
+				return true
+			}
+			length = n
 		}
 	}
-	return false
 }
 
 // limit is the largest the buffer grows: a header block and a body.

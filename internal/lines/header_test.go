@@ -104,3 +104,54 @@ func TestHeaderReaderLargeFrames(t *testing.T) {
 		t.Errorf("large frames: %d events", len(got))
 	}
 }
+
+// errWouldBlock is what onceReader returns once its bytes are read: a
+// read that a real stream would have blocked in.
+var errWouldBlock = errors.New("would block")
+
+// onceReader returns its bytes, then errWouldBlock.
+type onceReader struct{ b []byte }
+
+func (r *onceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, errWouldBlock
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// HasFrame reports true exactly when Next returns without reading: over
+// a stream whose bytes are all in, after a first frame, it says whether
+// the second is whole (or known to be malformed) or needs more input.
+func TestHasFrame(t *testing.T) {
+	const first = "Content-Length: 2\r\n\r\n{}"
+	for _, tc := range []struct {
+		rest string
+		want bool
+	}{
+		{"", false},
+		{"\r\n", false},
+		{"Content-Length: 2\r\n\r\n{}", true},
+		{"\r\n\r\nContent-Length: 2\r\n\r\n{}", true},
+		{"Content-Length: 2\r\n\r\n{", false},
+		{"Content-Length: 2\r\n", false},
+		{"Content-Len", false},
+		{"Content-Type: application/json\r\nContent-Length: 2\n\n[]", true},
+		{"not a header\r\n", true},
+		{"Content-Length: x\r\n", true},
+		{"Content-Length: 2\r\nContent-Length: 2\r\n", true},
+		{"Content-Type: application/json\r\n\r\n", true}, // no length: malformed
+		{"Content-Length: 999\r\n\r\n{}", false},         // oversize: skipped by reading
+	} {
+		h := NewHeaderReader(&onceReader{b: []byte(first + tc.rest)}, 100)
+		if _, _, err := h.Next(); err != nil {
+			t.Fatalf("%q: the first frame: %v", tc.rest, err)
+		}
+		got := h.HasFrame()
+		_, _, err := h.Next()
+		if read := errors.Is(err, errWouldBlock); got == read || got != tc.want {
+			t.Errorf("after a frame, %q: HasFrame %v, and Next read more: %v (want HasFrame %v)", tc.rest, got, read, tc.want)
+		}
+	}
+}
