@@ -175,7 +175,7 @@ func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64)
 			if s := &c.st; (s.reading == readFree || s.reading == readLent) && s.calls[pc.id] == pc {
 				s.reading, s.lender = readHeld, nil
 				s.out.claimWriter() // what the worker that lent it queued
-				s.goroutines++ // Wait waits for it as for a worker
+				s.goroutines++      // Wait waits for it as for a worker
 				c.unlock()
 				c.read(pc)
 				continue
