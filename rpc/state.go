@@ -102,15 +102,18 @@ type state struct {
 // lock takes the state for a change; unlock ends it.
 func (c *Conn) lock() { c.mu.Lock() }
 
-// unlock ends a change of the state: it checks the invariants, closes a
+// unlock ends a change of the state: it checks the invariants (under
+// test), closes a
 // Conn that Shutdown or the end of the input left with nothing more to do,
 // staffs the work without a goroutine, and wakes the goroutines waiting
 // for a change; then it releases the lock. Every change of the state ends
 // here.
 func (c *Conn) unlock() {
 	s := &c.st
-	if msg := s.violation(); msg != "" {
-		c.violated(msg)
+	if onViolation != nil {
+		if msg := s.violation(); msg != "" {
+			c.violated(msg)
+		}
 	}
 	if (s.phase == phaseDraining || s.phase == phaseEnded) && s.quiet() {
 		c.setPhase(s, phaseClosed, ErrClosed)
@@ -212,8 +215,10 @@ func (s *state) violation() string {
 }
 
 // violated reports a broken invariant of the state: a defect of this
-// package, never something a peer can cause. It logs it; under test
-// (onViolation, set by the package's tests) it panics where it happened.
+// package, never something a peer can cause. The invariants are checked
+// under test only (onViolation, set by the package's tests), where a
+// broken one panics where it happened; the log line is for a test that
+// unsets it.
 func (c *Conn) violated(msg string) {
 	if onViolation != nil {
 		onViolation("rpc: " + msg)
