@@ -20,14 +20,14 @@ import (
 // inBatch collects the responses to the requests of one batch of the
 // peer's, to write them in one frame.
 //
-// pending counts the answers still to come, plus one that the read loop
+// pending counts the answers still to come, plus one that the reader
 // holds while it dispatches the elements, so that the array is not
 // written before every request of the batch is known. Whoever brings
-// pending to zero writes the array. mu guards the fields; it is taken
-// under the Conn's lock never, and around nothing that blocks. The
-// inbox counts the batch (inbox.batches) from its reading until its array
-// is queued, so that a Conn shut down meanwhile writes it before it
-// closes.
+// pending to zero has the array queued. mu guards the fields; it is taken
+// under the Conn's lock at times (answerNow), and around nothing that
+// blocks. The state counts the batch (state.batches) from its reading
+// until its array is queued, so that a Conn shut down meanwhile writes it
+// before it closes.
 type inBatch struct {
 	mu      sync.Mutex
 	pending int

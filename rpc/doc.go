@@ -5,46 +5,6 @@
 // (ContentLengthFraming, as LSP and DAP speak it); DetectFraming serves
 // either, as the peer's first bytes show.
 //
-// # The core
-//
-// A Conn is eight concepts, each in the file named after it:
-//
-//	framer.go, newline.go, the framer: frames cut from the input, and
-//	contentlength.go,      delimited on the output, in the framing of the
-//	detect.go              Conn (framing.go)
-//	read.go, parse.go      the read loop: read, parse (validate, classify,
-//	                       find the handler, decode params), route
-//	state.go               the state: the phase (an enum, forward only) and
-//	                       every table and count, under one lock, changed
-//	                       between lock and unlock, which applies the rules
-//	                       that follow from any change (done, the quiet
-//	                       close, the invariants)
-//	inbox.go               the inbox: handler slots, the waiting room,
-//	                       exclusive requests, slot lending, the
-//	                       notification queue
-//	serve.go, request.go   serving: one path that runs a handler (through
-//	                       the interceptors, panics recovered once) with
-//	                       its request's context, and answers
-//	call.go                calls: the call table and the path of this
-//	                       side's calls and notifications
-//	writer.go              the writer: the bounded write queue, and who
-//	                       writes (sender)
-//	preempt.go, cancel.go  preempters: protocol rules outside the core
-//	                       (cancellation), acting through retire
-//
-// with workers.go for the goroutines that do the work, batch.go for
-// JSON-RPC batches (each element goes the path of a lone frame), and the
-// API around them (method.go, registry.go, options.go, errors.go,
-// drop.go, intercept.go). A request's path:
-//
-//	readLoop → framer.next → parse → admit (inbox) → worker: runRequests
-//	  → serve → handler → send (writer) → flush → Write
-//
-// and a call's: doCall → sendWith (registers it in the call table, queues
-// its frame) → flush → Write … readLoop → parse → settle → the caller's
-// wait ends. The sections below are the tour, in the order a user meets
-// the package.
-//
 // # Define methods
 //
 // A method is a descriptor whose type parameters carry its payload types.
@@ -89,99 +49,114 @@
 // so a server can call its client, and a handler reaches the peer that
 // called it through ConnFromContext.
 //
-// # Notifications and concurrency
+// # Order
 //
-// Notifications are handled in the order they were read, one at a time,
-// on a goroutine of the Conn (the notification runner), never on the read
-// loop: a notification handler may call its peer, and the response is
-// read meanwhile. As in the TypeScript transport, a call returns only once
-// the notifications the peer wrote ahead of its response have been handled,
-// and Done is closed only once those read before the end of the input
-// have been; a call made from a notification handler, with the handler's
-// context, does not wait for the handler it is made from. (Made with
-// another context, it would wait for that handler until the context ends.)
-// A request's handler starts once the notifications read before it have
-// been handled, as in a JavaScript peer, whose handlers start in arrival
-// order: a document opened by a notification is open for the request
-// about it that follows (a notification handler that must not hold the
-// requests behind it hands its work to a goroutine). While the handler
-// running waits for a call of its own to the peer, the requests go on, as
-// a JavaScript handler's do at an await: the peer may need one of them
-// answered to answer it. A notification does not wait for the requests
-// read before it. Requests are handled on goroutines of the Conn, at most
-// Options.MaxConcurrentRequests at once; further requests wait in arrival
-// order, in a waiting room bounded by Options.MaxWaiting and
-// Options.MaxWaitingBytes, while reading goes on, so the responses to this
-// side's own calls are never held behind them. Responses may leave in
-// another order than the requests came; peers match them by id.
+// A Conn serves what the peer sends in the order every JavaScript peer
+// does (vscode-jsonrpc, the MCP SDK, the DeepSeek Harness transport), by
+// one rule:
 //
-// A method registered with HandleExclusive runs alone: it starts once
-// every request read before it has finished, and the requests read after
-// it start once it has returned. That is how a handshake reads in a
-// JavaScript server, whose handlers start in arrival order: a request
-// written before "initialize" is served before it, and one written after
-// is served after it, every time.
+// Every message the peer sends takes its place in one line, in the order
+// it was read: requests, notifications, responses to this side's calls,
+// and the end of the input. An entry starts once the entries before it
+// have yielded. A handler yields when it returns, when it calls its peer
+// with its own context (a JavaScript handler's await), when it calls
+// Yield, and, registered Async, as it starts. A notification, and a
+// request registered Exclusive, runs alone: nothing behind it starts
+// until it yields. Requests next to requests share the turn, up to
+// Options.MaxConcurrentRequests at once. A response to a call is
+// delivered once the notifications read before it have yielded, so a
+// call returns after the events the peer wrote ahead of its answer were
+// handled; the response to a handler's own call is that handler's turn
+// again, and it holds what is behind it until it yields again.
 //
-// A caller's goroutine never does the peer's work: it encodes its frame,
-// queues it and waits, while goroutines of the Conn write the frames, read
-// the input and run the handlers. So every wait ends with its context or
-// with Close, whatever the peer does. Frames never interleave: each Write
-// carries whole frames, one when the stream keeps up, several when frames
-// queue up behind a slow Write (one system call for many frames under
-// load).
+// So a language server sees what its editor saw. An editor that writes
 //
-// A handler that calls its own peer back and waits lends its slot to a
-// waiting request meanwhile, and when every slot is held by a handler
-// waiting for the peer, requests are answered CodeOverloaded instead of
-// waiting: two ends calling each other back under load never deadlock.
+//	didChange "a" → hover → didChange "b"
+//
+// has the hover answered from "a": it starts once the first change's
+// handler has returned, and the second change waits for the hover. A
+// notification handler that asks its peer for something (initialized
+// asking the client for its configuration) yields while it waits, and the
+// didOpen and the hover behind it go on.
+//
+// A handler that waits for something the Conn cannot see (a timer, a
+// lock, a channel, its context's end, a call made with another context)
+// holds back what is behind it until it returns, as a synchronous
+// JavaScript handler does: it calls Yield before it waits, or is
+// registered Async when it does not depend on what follows it. A
+// goroutine a handler leaves behind changes nothing once the handler has
+// returned.
+//
+// Handlers run on goroutines of the Conn, never on a caller's goroutine:
+// a caller encodes its frame and waits, and its wait ends with its context
+// or with Close. A request or notification whose turn comes as it is read
+// runs on the goroutine that read it, which reads on once the handler
+// returns; a follower reads meanwhile when the handler yields, and at
+// most two watchdog periods (200 µs; about a millisecond when the process
+// has nothing else to do) after a handler that does not. A lone caller
+// whose context cannot end reads its own response on a stream Close can
+// interrupt. So a lone call costs no goroutine hand-off on either side.
+// Responses may leave in another order than the requests came; peers
+// match them by id. Frames never interleave: each Write carries whole
+// frames, one when the stream keeps up, several when frames queue up (one
+// system call for many frames under load).
+//
+// A handler that has yielded holds no slot. Handlers alive, yielded or
+// not, are capped at twice MaxConcurrentRequests: a request whose turn
+// comes at the cap is answered CodeOverloaded, and a notification
+// handler's yield is refused, so that two ends calling each other back
+// under load never wait for each other for ever.
 //
 // # Bounds
 //
 // Every queue of a Conn has a bound, and a policy at the bound:
-//   - requests beyond the handler slots and the waiting room are answered
-//     at once with CodeOverloaded (a JSON-RPC server error the peer may
-//     retry), and reading goes on; the requests held behind an exclusive
-//     one count against the waiting room;
-//   - notifications wait for their handler in a room of the same bounds
-//     as the requests' (a room of their own); when it is full, reading
-//     waits until the notification handler has taken one;
+//   - requests and notifications wait for their turn in the line, at most
+//     Options.MaxWaiting of them and MaxWaitingBytes of their lines (one
+//     notification or exclusive request next in line waits outside these
+//     bounds). A request that finds no room is answered at once with
+//     CodeOverloaded (a JSON-RPC server error the peer may retry), and
+//     reading goes on; a notification that finds no room holds the reading
+//     back until there is room;
+//   - at most MaxConcurrentRequests handlers run without having yielded,
+//     and twice that many are alive (see Order): a request whose turn
+//     comes at the cap is answered CodeOverloaded;
 //   - frames wait to be written in a queue of Options.MaxWriteQueue bytes
 //     (a larger frame goes alone). A caller waits for room with its
-//     context. A handler's reply waits with its slot taken. The read loop,
-//     which answers on its own only what needs no handler (method not
-//     found, invalid params, overloaded), waits before it reads on. That
-//     is the backpressure rule: a peer that sends requests without reading
-//     the replies fills the slots, then the waiting room, and is then read
-//     no further until it reads. Responses to this side's calls keep
-//     flowing until then, so two ends calling each other do not stall
-//     while either has slots left. Two ends that both flood each other
-//     beyond their limits can each wait for the other to read: set
-//     Options.WriteTimeout to end such a connection with ErrWriteTimeout;
+//     context. A handler's reply waits with its handler counted alive. The
+//     reader, which answers on its own only what needs no handler (method
+//     not found, invalid params, overloaded), waits before it reads on.
+//     That is the backpressure rule: a peer that sends requests without
+//     reading the replies fills the handlers, then the line, and is then
+//     read no further until it reads. Responses to this side's calls keep
+//     flowing until then. Two ends that both flood each other beyond their
+//     limits can each wait for the other to read: set Options.WriteTimeout
+//     to end such a connection with ErrWriteTimeout;
 //   - frames longer than Options.MaxFrameSize are skipped without being
 //     held (a Content-Length body is skipped by its length; a header
 //     block longer than MaxHeaderBytes is dropped); frames to send that
-//     are longer are refused (ErrFrameTooLarge,
-//     or a CodeInternalError reply). A response that is too long fails the
-//     call it answers with ErrFrameTooLarge when its id shows in its first
-//     bytes, as peers write it.
+//     are longer are refused (ErrFrameTooLarge, or a CodeInternalError
+//     reply). A response that is too long fails the call it answers with
+//     ErrFrameTooLarge when its id shows in its first bytes, as peers
+//     write it.
 //
 // So the memory a peer can make a Conn hold is at most about
 //
 //	MaxFrameSize (the line being read, 4× that while a line of invalid
 //	  UTF-8 is repaired)
-//	+ MaxWriteQueue + MaxFrameSize (the write queue, and a frame alone)
-//	+ 2 × MaxWaitingBytes (the waiting and held requests, and the waiting
-//	  notifications, as decoded params)
-//	+ MaxConcurrentRequests × (a running handler's params, reply and
-//	  whatever the handler itself holds), twice that count while handlers
-//	  wait for the peer, plus one notification being handled
+//	+ 2 × MaxWriteQueue + MaxFrameSize (the write queue, the buffer that
+//	  joins its frames into one Write, and a frame alone)
+//	+ MaxWaitingBytes (the requests and notifications waiting for their
+//	  turn, as decoded params)
+//	+ 2 × MaxConcurrentRequests × (a handler's params, reply and whatever
+//	  the handler itself holds), plus one notification handler
 //	+ MaxFrameSize (with Options.Batches: the responses held until their
 //	  batch's last is ready)
 //
 // with the defaults 64 MiB, 1 MiB, 16 MiB and 256 handlers. An idle Conn
 // holds about 7 KiB: its read buffer rests at 4 KiB and grows only with
-// traffic, and its workers (the goroutines that run handlers and write)
-// exit after 2 seconds without work.
+// traffic, its workers but the one that reads exit after one to two
+// seconds without work, and the buffer that joins frames is let go with
+// them.
 //
 // # Request contexts
 //
@@ -207,7 +182,8 @@
 //	conn := rpc.NewConn(r, w, &rpc.Options{Handler: tools, Cancellation: rpc.MCPCancellation()})
 //
 // The peer's cancel notification then ends the context of the request it
-// names (a request still waiting for a handler slot is settled at once),
+// names (a request still waiting for its turn never runs: it is answered
+// at once, as the policy says),
 // and a call of this side whose context ends before its response sends
 // one, once, and forgets the call. MCPCancellation ("notifications/cancelled",
 // no response for a cancelled request) and LSPCancellation
@@ -312,10 +288,11 @@
 // requests and notifications already read be handled and the queued
 // frames be written, for as long as its context allows; a handler may
 // call it with its own context, to have the Conn close once it has
-// answered. A connection also ends when its input ends (calls fail with
-// ErrInputEnded; the notifications read before are still handled, and
-// Done is closed once they are; running handlers still answer, and the
-// Conn closes once they have) and when a write fails (Err says why). Wait
+// answered. A connection also ends when its input ends: the end takes its
+// turn in the line, after the notifications read before it have yielded;
+// then calls fail with ErrInputEnded and Done is closed; running handlers
+// still answer, and the Conn closes once they have. It ends too when a
+// write fails (Err says why). Wait
 // returns once the Conn is closed and every goroutine of the Conn has
 // exited; on a stream without SetReadDeadline or SetWriteDeadline, that
 // includes a read or a Write in progress, which Close cannot interrupt.
@@ -331,4 +308,26 @@
 // DeepSeek Harness and MCP peers send none; a batch's invalid elements
 // are dropped as lone frames are, where the specification would answer
 // each with CodeInvalidRequest.
+//
+// # Inside a Conn
+//
+// The internals, for whoever reads or changes them; docs/architecture.md
+// in the repository has the whole map (types, the fields under the lock,
+// the goroutines, a request's path):
+//
+//	line.go                the rule: the line, its bounds and the cap
+//	state.go               the state under the Conn's one lock, changed
+//	                       between lock and unlock (the phase, the reading
+//	                       role, the rules every change ends with)
+//	worker.go              the goroutines: workers that read, run handlers
+//	                       and write, the lent reading role and its watchdog
+//	read.go, parse.go      reading a frame and doing what it asks
+//	serve.go, request.go   running a handler, answering; the job (an entry
+//	                       of the line, and a handler's context)
+//	call.go                this side's calls: register, wait, settle
+//	writer.go              the bounded write queue, and who writes
+//	batch.go, cancel.go    batches both ways; cancellation policies
+//	framer.go, newline.go, the framings: frames cut from the input and
+//	contentlength.go,      delimited on the output
+//	detect.go, framing.go
 package rpc

@@ -22,7 +22,8 @@ const (
 )
 
 // CodeOverloaded answers a request that found every handler slot taken and
-// the waiting room full (see Options.MaxWaiting): the request was
+// no room to wait for its turn, or whose turn came at the cap of handlers
+// alive (see Options.MaxWaiting, MaxConcurrentRequests): the request was
 // not run, and the peer may send it again later. It is in the range that
 // JSON-RPC 2.0 leaves to servers, clear of the codes MCP and LSP use.
 const CodeOverloaded Code = -32050

@@ -32,7 +32,7 @@ import (
 // policy says, whatever the wrapper returns.
 //
 // A ServeFunc runs where the handler does: on a goroutine of the Conn,
-// the notification runner for a notification (see serve.go).
+// in the handler's turn (see serve.go).
 type ServeFunc func(ctx context.Context, req *Request) (result any, err error)
 
 // Call is a call or a notification this side sends, as a calling

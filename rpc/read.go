@@ -255,9 +255,8 @@ func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 	return nil, false
 }
 
-// overloadError answers a request that found the handler slots and the
-// waiting room full, or whose turn came with as many handlers alive as the
-// cap lets be.
+// overloadError answers a request that found no room in the line, or
+// whose turn came with as many handlers alive as the cap lets be.
 var overloadError = &Error{Code: CodeOverloaded, Message: "server overloaded: too many requests in progress"}
 
 // settle hands the response env to the call it answers, which takes its

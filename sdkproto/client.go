@@ -48,7 +48,7 @@ type ClientOptions struct {
 	// MaxQueued bounds the notifications a subscription holds unread; one
 	// more fails the subscription with ErrSubscriptionOverflow (Next
 	// returns it once the queue is drained). Zero means DefaultMaxQueued;
-	// a negative value means unbounded, as upstream. The read loop never
+	// a negative value means unbounded, as upstream. The notification handler never
 	// waits for a subscriber, so this bound is what keeps a consumer that
 	// stopped reading from holding every notification of the runtime.
 	MaxQueued int
@@ -148,7 +148,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	lineage *lineage        // child session -> parent session
-	subs    []*Subscription // copied on write: the read loop takes a snapshot
+	subs    []*Subscription // copied on write: intake takes a snapshot
 	count   uint64          // notifications received
 	closing bool            // Close has begun: no new requests
 	// shutdownFailed is the line Close adds to a launched runtime's

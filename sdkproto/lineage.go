@@ -80,7 +80,7 @@ func (l *lineage) descendants(root string) map[string]struct{} {
 }
 
 // sessionTree is the membership of one session-tree subscription: root
-// and its known descendants. The read loop keeps it current as edges
+// and its known descendants. intake keeps it current as edges
 // arrive, so that deciding whether a notification belongs to the tree
 // costs one map lookup, however deep the tree.
 type sessionTree struct {
@@ -93,8 +93,8 @@ func (t *sessionTree) has(s string) bool {
 	return ok
 }
 
-// filter is the session-tree scoping of docs/wire.md §6.2. It runs on the
-// read loop only, after the Client recorded the notification's edge.
+// filter is the session-tree scoping of docs/wire.md §6.2. It runs in
+// intake only, after the Client recorded the notification's edge.
 func (t *sessionTree) filter(n Notification) bool {
 	switch n.Method {
 	case SubagentStarted.Name():

@@ -119,7 +119,8 @@ func received(method string, params json.RawMessage) Notification {
 	return Notification{Method: method, Params: json.RawMessage(`{}`)}
 }
 
-// intake receives every notification on the connection's read loop. It
+// intake is the handler of every notification: the connection runs it
+// for one notification at a time, in arrival order (each in its turn). It
 // records lineage first (so that a subscription sees the edge that brings
 // a child into its tree), then offers the notification to each
 // subscription, in arrival order; it never blocks.
@@ -150,7 +151,7 @@ func (c *Client) intake(_ context.Context, method string, params json.RawMessage
 type Subscription struct {
 	c      *Client
 	filter func(Notification) bool
-	tree   *sessionTree // of SubscribeSessionTree; touched by the read loop only
+	tree   *sessionTree // of SubscribeSessionTree; touched by intake only
 
 	mu     sync.Mutex
 	queue  []Notification
@@ -162,7 +163,8 @@ type Subscription struct {
 
 // Subscribe returns a subscription to the notifications for which filter
 // returns true (all of them when filter is nil). The filter runs on the
-// read loop and must be quick; if it panics, only this subscription fails.
+// notification's handler and must be quick; if it panics, only this
+// subscription fails.
 // A subscription made after Close or after the runtime's output ended
 // receives nothing and its Next fails at once.
 func (c *Client) Subscribe(filter func(Notification) bool) *Subscription {
@@ -180,7 +182,7 @@ func (c *Client) Subscribe(filter func(Notification) bool) *Subscription {
 // descendant. Descendants are known from the subagent.started edges the
 // Client has seen, before or after the subscription was made.
 //
-// The subscription knows the tree's members as a set that the read loop
+// The subscription knows the tree's members as a set that intake
 // keeps current, so scoping costs the same for any depth; it is built
 // from the Client's lineage when the subscription is made (which costs
 // time linear in the lineage, at most ClientOptions.MaxLineage edges). A
@@ -202,7 +204,7 @@ func newSubscription(c *Client, filter func(Notification) bool) *Subscription {
 }
 
 // forget drops a child the lineage forgot from the trees of the
-// subscriptions. Called by the read loop with c.mu held.
+// subscriptions. Called by intake with c.mu held.
 func (c *Client) forget(child string) {
 	for _, s := range c.subs {
 		if s.tree != nil && s.tree.root != child {
@@ -294,8 +296,9 @@ func (s *Subscription) Next(ctx context.Context) (Notification, error) {
 			return Notification{}, ctx.Err()
 		case <-s.c.conn.Done():
 		}
-		// The read loop delivers every notification before the
-		// connection ends, so one last look at the queue suffices.
+		// The end of the input takes its turn after every notification
+		// read before it was handled, so one last look at the queue
+		// suffices.
 		s.mu.Lock()
 		n, ok = s.popLocked()
 		s.mu.Unlock()
