@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 	"github.com/goccy/go-json/jsontext"
 	jsonv2 "github.com/goccy/go-json/v2"
+
+	"github.com/linerpc/linerpc/internal/wire"
 )
 
 // frame is a pooled buffer in which one outgoing frame is assembled, so that
@@ -112,13 +113,13 @@ func (f *frame) request(id uint64, method string) {
 	f.b = append(f.b, `{"jsonrpc":"2.0","id":`...)
 	f.b = strconv.AppendUint(f.b, id, 10)
 	f.b = append(f.b, `,"method":`...)
-	f.b = appendString(f.b, method)
+	f.b = wire.AppendJSString(f.b, method)
 }
 
 // notification starts a notification frame: {"jsonrpc":"2.0","method":NAME
 func (f *frame) notification(method string) {
 	f.b = append(f.b, `{"jsonrpc":"2.0","method":`...)
-	f.b = appendString(f.b, method)
+	f.b = wire.AppendJSString(f.b, method)
 }
 
 // response starts a response frame: {"jsonrpc":"2.0","id":ID
@@ -137,7 +138,7 @@ func (f *frame) errorObject(e *Error) (err error) {
 		f.b = append(f.b, ',')
 	}
 	f.b = append(f.b, `"message":`...)
-	f.b = appendString(f.b, e.Message)
+	f.b = wire.AppendJSString(f.b, e.Message)
 	if len(e.Data) > 0 {
 		n := len(f.b)
 		f.b = append(f.b, `,"data":`...)
@@ -147,53 +148,4 @@ func (f *frame) errorObject(e *Error) (err error) {
 	}
 	f.b = append(f.b, '}')
 	return err
-}
-
-// appendString appends s as a JSON string the way JSON.stringify writes it:
-// only '"', '\\' and control characters are escaped; everything else,
-// including non-ASCII text, is written raw. Invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, "\uFFFD"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -1,6 +1,9 @@
 package wire
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // AppendStringContent appends the content of the JSON string that
 // Stringify writes for string(s), without its quotes, and returns the
@@ -15,6 +18,29 @@ import "unicode/utf8"
 // the others, U+2028 and U+2029 as \u2028 and \u2029, and each byte of
 // invalid UTF-8 as \ufffd.
 func AppendStringContent(dst, s []byte) []byte {
+	if len(s) == 0 {
+		return dst
+	}
+	// Read as a string without a copy: appendContent keeps nothing of it.
+	return appendContent(dst, unsafe.String(&s[0], len(s)), true)
+}
+
+// AppendJSString appends s as the JSON string JavaScript's JSON.stringify
+// writes (quotes included), and returns the extended slice: the escapes of
+// AppendStringContent, but for U+2028 and U+2029, which are written as
+// they are, and invalid UTF-8, which is replaced by U+FFFD, written as it
+// is. It is the rule of the frames the DeepSeek Harness peers write, for
+// the names and messages a Conn writes itself.
+func AppendJSString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendContent(dst, s, false)
+	return append(dst, '"')
+}
+
+// appendContent is the one loop of AppendStringContent (asGo) and
+// AppendJSString (not asGo), which differ only for U+2028, U+2029 and
+// invalid UTF-8.
+func appendContent(dst []byte, s string, asGo bool) []byte {
 	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
@@ -45,12 +71,15 @@ func AppendStringContent(dst, s []byte) []byte {
 			start = i
 			continue
 		}
-		c, size := utf8.DecodeRune(s[i:])
+		c, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case c == utf8.RuneError && size == 1:
+		case c == utf8.RuneError && size == 1 && asGo:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
+		case (c == '\u2028' || c == '\u2029') && asGo:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
 		default:

@@ -81,3 +81,22 @@ func TestIncompleteRuneTail(t *testing.T) {
 		}
 	}
 }
+
+// AppendJSString writes what JSON.stringify writes: the escapes of
+// AppendStringContent, but U+2028 and U+2029 as they are, and invalid
+// UTF-8 as U+FFFD as it is.
+func TestAppendJSString(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   `""`,
+		"plain":              `"plain"`,
+		`q"b\`:               `"q\"b\\"`,
+		"\n\r\t\b\f\x01\x1f": `"\n\r\t\b\f\u0001\u001f"`,
+		"<&>é✓":              `"<&>é✓"`,
+		"a\u2028b\u2029c":    "\"a\u2028b\u2029c\"",
+		"x\xffy\xc3":         "\"x\uFFFDy\uFFFD\"",
+	} {
+		if got := string(AppendJSString(nil, in)); got != want {
+			t.Errorf("AppendJSString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
