@@ -213,17 +213,18 @@ func (c *Conn) unanswered(j *job, way sender) {
 // accept batches. A Batch is sent once; it is not safe for concurrent use.
 // The calling interceptors (Options.InterceptCall) do not see a batch.
 type Batch struct {
-	conn  *Conn
-	f     *frame // the array, as far as it was encoded
-	calls []*batchCall
+	conn *Conn
+	f    *frame // the array, as far as it was encoded
+	// calls are the batch's calls, in order: each holds its outcome once
+	// the batch was sent (a call whose params did not encode holds its
+	// error from the start, and is not sent). They are not pooled: a
+	// Pending may be read at any time after Send.
+	calls []*call
 	err   error // the first encoding failure
 	sent  bool
-}
-
-type batchCall struct {
-	id  uint64
-	pc  *call
-	err error // its outcome, when it has no response to decode
+	// registered: the calls were sent, and each has its outcome once Send
+	// returned.
+	registered bool
 }
 
 // NewBatch returns an empty batch of calls and notifications to c.
@@ -249,14 +250,14 @@ func (p *Pending[R]) Result() (R, error) {
 	if !p.b.sent {
 		panic("rpc: Pending.Result before Batch.Send")
 	}
-	bc := p.b.calls[p.i]
-	if bc.err != nil {
-		return r, bc.err
+	pc := p.b.calls[p.i]
+	if pc.err != nil {
+		return r, pc.err
 	}
-	if bc.pc == nil || !bc.pc.hasResult {
+	if !pc.hasResult {
 		return r, nil
 	}
-	if err := decode(bc.pc.result, &r); err != nil {
+	if err := decode(pc.result, &r); err != nil {
 		return r, fmt.Errorf("%w: %w", ErrInvalidResult, err)
 	}
 	return r, nil
@@ -276,12 +277,12 @@ func (m Method[P, R]) InBatch(b *Batch, params P) *Pending[R] {
 			f.b = f.b[:at]
 			err = fmt.Errorf("rpc: encoding params of %q: %w", m.name, err)
 			b.err = firstErr(b.err, err)
-			b.calls = append(b.calls, &batchCall{err: err})
+			b.calls = append(b.calls, &call{err: err})
 			return &Pending[R]{b: b, i: len(b.calls) - 1}
 		}
 	}
 	f.raw("}")
-	b.calls = append(b.calls, &batchCall{id: id})
+	b.calls = append(b.calls, &call{id: id, done: make(chan struct{}, 1)})
 	return &Pending[R]{b: b, i: len(b.calls) - 1}
 }
 
@@ -339,9 +340,11 @@ func (b *Batch) Send(ctx context.Context) error {
 	}
 	b.sent = true
 	err := b.send(ctx)
-	for _, bc := range b.calls {
-		if bc.err == nil && bc.pc == nil {
-			bc.err = err
+	if err != nil && !b.registered {
+		for _, pc := range b.calls {
+			if pc.err == nil {
+				pc.err = err // not sent
+			}
 		}
 	}
 	return err
@@ -366,44 +369,33 @@ func (b *Batch) send(ctx context.Context) error {
 	if err := c.checkSize(f); err != nil {
 		return err
 	}
-	var calls []*batchCall
-	var pcs []*call
+	var calls []*call // the calls to send
 	h := c.handlerOf(ctx)
-	for _, bc := range b.calls {
-		if bc.err == nil {
-			bc.pc = c.newCall()
-			bc.pc.id, bc.pc.handler = bc.id, h
-			calls = append(calls, bc)
-			pcs = append(pcs, bc.pc)
+	for _, pc := range b.calls {
+		if pc.err == nil {
+			pc.handler = h
+			calls = append(calls, pc)
 		}
 	}
 	var register func(s *state) error // only for calls: notifications alone go as Notify's do
-	if len(pcs) > 0 {
-		register = func(s *state) error { return c.register(s, pcs...) }
+	if len(calls) > 0 {
+		register = func(s *state) error { return c.register(s, calls...) }
 	}
 	seq, err := c.sendWith(f, fromCaller, ctx.Done(), register)
 	if err != nil {
 		putFrame(f)
-		for _, bc := range calls {
-			c.release(bc.pc)
-			bc.pc = nil
-		}
 		if err == errStopped {
 			err = ctx.Err()
 		}
 		return err
 	}
-	for i, bc := range calls {
+	b.registered = true
+	for i, pc := range calls {
 		select {
-		case <-bc.pc.done:
+		case <-pc.done:
 		case <-ctx.Done():
 			b.abandon(ctx, f, seq, calls[i:])
 			return ctx.Err()
-		}
-		if bc.pc.err != nil {
-			bc.err = bc.pc.err
-			c.release(bc.pc)
-			bc.pc = nil
 		}
 	}
 	return nil
@@ -413,45 +405,35 @@ func (b *Batch) send(ctx context.Context) error {
 // withdrawn if no Write took it yet; the calls settled meanwhile keep
 // their outcome; the others fail with ctx's error, and the preempter
 // learns of those that were written.
-func (b *Batch) abandon(ctx context.Context, f *frame, seq uint64, calls []*batchCall) {
+func (b *Batch) abandon(ctx context.Context, f *frame, seq uint64, calls []*call) {
 	c := b.conn
 	var written bool
-	var mine []*batchCall
+	mine := make([]bool, len(calls))
 	c.update(func(s *state) {
 		written = !s.out.withdraw(f, seq)
-		for _, bc := range calls {
-			switch pc := bc.pc; {
+		for i, pc := range calls {
+			switch {
 			case s.calls[pc.id] == pc:
 				delete(s.calls, pc.id)
-				mine = append(mine, bc)
+				mine[i] = true
 			case pc.entry != nil:
 				c.remove(s, pc.entry) // its response waits for its turn: dropped
 				pc.entry = nil
-				mine = append(mine, bc)
+				mine[i] = true
 			}
 		}
 	})
 	if !written {
 		putFrame(f)
 	}
-	for _, bc := range calls {
-		taken := false
-		for _, m := range mine {
-			taken = taken || m == bc
-		}
-		if !taken {
-			<-bc.pc.done // settled first, by its response or the connection's end
-			if bc.pc.err != nil {
-				bc.err = bc.pc.err
-				c.release(bc.pc)
-				bc.pc = nil
-			}
+	for i, pc := range calls {
+		if !mine[i] {
+			<-pc.done // settled first, by its response or the connection's end
 			continue
 		}
-		c.release(bc.pc)
-		bc.pc, bc.err = nil, ctx.Err()
+		pc.err = ctx.Err()
 		if written && c.preempt != nil {
-			c.preempt.abandoned(c, bc.id, context.Cause(ctx))
+			c.preempt.abandoned(c, pc.id, context.Cause(ctx))
 		}
 	}
 }

@@ -83,14 +83,13 @@ func MCPCancellation() *CancelPolicy {
 			return m["requestId"], reason, nil
 		},
 		Params: func(id json.RawMessage, cause error) any {
-			return mcpCancelled{RequestID: id, Reason: cause.Error()}
+			b := append([]byte(`{"requestId":`), id...)
+			if reason := cause.Error(); reason != "" {
+				b = wire.AppendJSString(append(b, `,"reason":`...), reason)
+			}
+			return json.RawMessage(append(b, '}'))
 		},
 	}
-}
-
-type mcpCancelled struct {
-	RequestID json.RawMessage `json:"requestId"`
-	Reason    string          `json:"reason,omitempty"`
 }
 
 // LSPCancellation returns the cancellation of the Language Server
@@ -108,14 +107,10 @@ func LSPCancellation() *CancelPolicy {
 			return m["id"], "", nil
 		},
 		Params: func(id json.RawMessage, cause error) any {
-			return lspCancelRequest{ID: id}
+			return json.RawMessage(append(append([]byte(`{"id":`), id...), '}'))
 		},
 		Reply: &Error{Code: CodeRequestCancelled, Message: "request cancelled"},
 	}
-}
-
-type lspCancelRequest struct {
-	ID json.RawMessage `json:"id"`
 }
 
 // members decodes params that must be an object, matching member names
@@ -141,14 +136,14 @@ func members(params json.RawMessage) (map[string]json.RawMessage, error) {
 // sends (fromPolicy). The line knows nothing else of it.
 type cancelling struct {
 	p       CancelPolicy
-	retired retirement // how a cancelled request is answered
+
 }
 
 func newCancelling(p CancelPolicy) *cancelling {
 	if p.Method == "" || p.ParseParams == nil || p.Params == nil {
 		panic("rpc: a CancelPolicy needs Method, ParseParams and Params")
 	}
-	return &cancelling{p: p, retired: retirement{reply: p.Reply, keepResult: p.Reply != nil}}
+	return &cancelling{p: p}
 }
 
 // claims reports whether x takes notifications of method.
@@ -170,7 +165,7 @@ func (x *cancelling) preempt(c *Conn, params json.RawMessage) (DropReason, error
 	if reason != "" {
 		cause = fmt.Errorf("%w: %s", ErrPeerCancelled, reason)
 	}
-	if !c.retire(wire.KeyOfID(wire.Value{Raw: id, Kind: k}), cause, &x.retired) {
+	if !c.retire(wire.KeyOfID(wire.Value{Raw: id, Kind: k}), cause) {
 		return DropUnmatchedCancel, nil
 	}
 	return 0, nil
@@ -198,32 +193,29 @@ func (x *cancelling) abandoned(c *Conn, id uint64, cause error) {
 	}
 }
 
-// retirement is how a request the peer cancelled is answered (see retire).
-type retirement struct {
-	reply      *Error // the answer; nil: none at all
-	keepResult bool   // a result its handler returned is sent instead
-}
-
-// answer returns the answer of a retired request whose handler returned
-// the response f or the error err: nil and nil when it is not answered.
-func (r *retirement) answer(f *frame, err error) (*frame, error) {
-	if r.keepResult && err == nil {
+// answer returns the answer of a request the peer cancelled, whose
+// handler returned the response f or the error err: nil and nil when it
+// is not answered (the policy has no Reply); the result when the handler
+// returned one and the policy has a Reply; else the Reply.
+func (x *cancelling) answer(f *frame, err error) (*frame, error) {
+	switch {
+	case x.p.Reply == nil:
+		putFrame(f)
+		return nil, nil
+	case err == nil:
 		return f, nil
 	}
 	putFrame(f)
-	if r.reply == nil {
-		return nil, nil
-	}
-	return nil, r.reply
+	return nil, x.p.Reply
 }
 
 // retire ends every request of the peer's in hand whose id has the match
 // key id (wire.KeyOfID: the same rule by which responses match calls): its
-// context ends with cause, and it is answered as r says. A request still
-// waiting for its turn never runs: it is taken out of the line and
-// answered at once. It reports whether any request had that id. Called by
-// the reader.
-func (c *Conn) retire(id wire.IDKey, cause error, r *retirement) bool {
+// context ends with cause, and it is answered as the policy says (see
+// answer). A request still waiting for its turn never runs: it is taken
+// out of the line and answered at once. It reports whether any request had
+// that id. Called by the reader.
+func (c *Conn) retire(id wire.IDKey, cause error) bool {
 	var found bool
 	var ended []*job
 	c.lock()
@@ -231,10 +223,10 @@ func (c *Conn) retire(id wire.IDKey, cause error, r *retirement) bool {
 	for j := s.line.byID[id]; j != nil; {
 		next := j.sameID
 		found = true
-		if j.retired.CompareAndSwap(nil, r) {
+		if j.retired.CompareAndSwap(false, true) {
 			ended = append(ended, j)
 			if c.remove(s, j) {
-				c.answerNow(s, j, r.reply)
+				c.answerNow(s, j, c.preempt.p.Reply)
 			}
 		}
 		j = next

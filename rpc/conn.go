@@ -30,8 +30,11 @@ import (
 type Conn struct {
 	framing       Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
 	framer        framer
-	readDeadline  readDeadliner  // the input's, when it has one that works
-	writeDeadline writeDeadliner // the output's, likewise
+	// The input's and the output's deadlines, when they have ones that
+	// work (net.Conn, pipes from os.Pipe): Close interrupts a blocked Read
+	// or Write with them.
+	readDeadline  interface{ SetReadDeadline(time.Time) error }
+	writeDeadline interface{ SetWriteDeadline(time.Time) error }
 	w             io.Writer
 	writeTimeout  time.Duration
 
@@ -67,12 +70,6 @@ type Conn struct {
 	st state // see state.go: changed only between lock and unlock
 }
 
-// readDeadliner is implemented by streams whose blocked reads can be
-// interrupted (net.Conn, pipes from os.Pipe).
-type readDeadliner interface {
-	SetReadDeadline(t time.Time) error
-}
-
 // NewConn returns a connection that reads frames from r and writes frames to
 // w. It does not read until Start is called; notifications may be sent
 // before that, but a call fails with ErrNotStarted, since nothing would
@@ -98,10 +95,10 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	}
 	c.framer = newFramer(c.framing, r, c.maxFrameSize, func() { c.update(func(*state) {}) })
 	// A deadline that cannot be set (a file without one) is none.
-	if d, ok := r.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		c.readDeadline = d
 	}
-	if d, ok := w.(writeDeadliner); ok && d.SetWriteDeadline(time.Time{}) == nil {
+	if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Time{}) == nil {
 		c.writeDeadline = d
 	}
 	if in := opts.intercept(); in != nil {

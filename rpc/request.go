@@ -114,9 +114,9 @@ type job struct {
 	state  jobState
 	key    wire.IDKey
 	sameID *job
-	// retired is how the request was cancelled by the peer, read by its
-	// handler's goroutine when it answers (cancel.go).
-	retired atomic.Pointer[retirement]
+	// retired: the peer cancelled the request; read by its handler's
+	// goroutine when it answers (cancel.go).
+	retired atomic.Bool
 }
 
 // newJob returns the job of a request (id not nil) or notification read

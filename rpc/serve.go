@@ -52,8 +52,8 @@ func (c *Conn) run(j *job) {
 	j.t.release()
 	j.t = nil
 	j.end(context.Canceled) // the handler returned
-	if r := j.retired.Load(); r != nil {
-		f, err = r.answer(f, err)
+	if j.retired.Load() {
+		f, err = c.preempt.answer(f, err)
 	}
 	if err != nil {
 		putFrame(f)
@@ -88,7 +88,7 @@ func (c *Conn) answer(j *job, f *frame) {
 		c.finish(s, j)
 		return
 	}
-	_, role, err := c.enqueue(s, f, fromHandler, nil, func(s *state) error {
+	_, write, err := c.enqueue(s, f, fromHandler, nil, func(s *state) error {
 		c.finish(s, j)
 		return nil
 	})
@@ -99,8 +99,8 @@ func (c *Conn) answer(j *job, f *frame) {
 		c.lock()
 		return
 	}
-	if role != noRole {
-		c.flushLocked(role) // it unlocks
+	if write {
+		c.flushLocked(false) // it unlocks
 		c.lock()
 	}
 }

@@ -156,7 +156,7 @@ func (c *Conn) worker() {
 			worked = true
 		case s.out.wanted:
 			s.out.wanted = false
-			c.flushLocked(roleWorker) // it unlocks
+			c.flushLocked(false) // it unlocks
 			c.lock()
 			worked = true
 		default:

@@ -71,12 +71,6 @@ const (
 	fromPolicy
 )
 
-// writeDeadliner is implemented by streams whose blocked writes can be
-// interrupted (net.Conn, pipes from os.Pipe).
-type writeDeadliner interface {
-	SetWriteDeadline(t time.Time) error
-}
-
 func (o *outbox) empty() bool { return len(o.frames) == 0 && !o.writing }
 
 // fits reports whether a frame of n bytes fits the queue now.
@@ -120,14 +114,11 @@ var errStopped = errors.New("rpc: stopped waiting for room in the write queue")
 // and nothing is queued.
 func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, error) {
 	c.lock()
-	seq, role, err := c.enqueue(&c.st, f, way, stop, before)
-	switch {
-	case err != nil:
+	seq, write, err := c.enqueue(&c.st, f, way, stop, before)
+	if write {
+		c.flushLocked(way == fromCaller) // it unlocks
+	} else {
 		c.unlock()
-	case role == noRole:
-		c.unlock()
-	default:
-		c.flushLocked(role) // it unlocks
 	}
 	return seq, err
 }
@@ -135,19 +126,19 @@ func (c *Conn) sendWith(f *frame, way sender, stop <-chan struct{}, before func(
 // enqueue queues the sealed frame f, as way says, under the lock: it waits
 // for the framing to be chosen (DetectFraming) and for room, with stop,
 // letting the lock go while it waits; before, when set, is applied to the
-// state as f is queued. It returns f's number, and the writing role when
-// the calling goroutine is to write the queue now.
-func (c *Conn) enqueue(s *state, f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (uint64, writerRole, error) {
+// state as f is queued. It returns f's number, and write when the calling
+// goroutine took the writing role, to write the queue now.
+func (c *Conn) enqueue(s *state, f *frame, way sender, stop <-chan struct{}, before func(s *state) error) (seq uint64, write bool, err error) {
 	if f.unsealed {
 		// The framing is not chosen yet: wait for the peer's first bytes,
 		// as for room. A call (the only sender with before) cannot be
 		// sent before Start: it would wait for a choice that only reading
 		// can make.
 		if s.phase == phaseNew && before != nil {
-			return 0, noRole, ErrNotStarted
+			return 0, false, ErrNotStarted
 		}
 		if !c.await(&s.changed, stop, func(s *state) bool { return s.phase == phaseClosed || c.Framing() != DetectFraming }) {
-			return 0, noRole, errStopped
+			return 0, false, errStopped
 		}
 		if s.phase != phaseClosed {
 			f.unsealed = false
@@ -156,29 +147,29 @@ func (c *Conn) enqueue(s *state, f *frame, way sender, stop <-chan struct{}, bef
 	}
 	n := len(f.b) - f.off
 	if way != fromPolicy && !c.await(&s.out.room, stop, func(s *state) bool { return s.phase == phaseClosed || s.out.fits(n) }) {
-		return 0, noRole, errStopped
+		return 0, false, errStopped
 	}
 	if s.phase == phaseClosed {
-		return 0, noRole, s.err
+		return 0, false, s.err
 	}
 	if before != nil {
 		if err := before(s); err != nil {
-			return 0, noRole, err
+			return 0, false, err
 		}
 	}
-	seq := s.out.push(f)
+	seq = s.out.push(f)
 	if s.out.writing {
-		return seq, noRole, nil
+		return seq, false, nil
 	}
 	s.out.writing = true
 	switch {
 	case way == fromHandler:
-		return seq, roleSelf, nil
+		return seq, true, nil
 	case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && len(s.calls) <= 1:
-		return seq, roleCaller, nil
+		return seq, true, nil
 	}
 	s.out.wanted = true
-	return seq, noRole, nil
+	return seq, false, nil
 }
 
 // queueNow queues f under the lock for a sender that must not wait
@@ -225,7 +216,7 @@ func (c *Conn) writeDeferred() bool {
 	s.out.writing = true
 	c.lend(s, nil)
 	lend := s.lends
-	c.flushLocked(roleSelf) // it unlocks
+	c.flushLocked(false) // it unlocks
 	c.lock()
 	held := s.reading == readLent && s.lends == lend
 	if held {
@@ -257,26 +248,13 @@ func (c *Conn) replyFailed(f *frame, err error) {
 // place burst after burst, and let go when the Conn is idle (see exit).
 const maxRetainedFrames = 1024
 
-// writerRole says which goroutine holds the writing role in flush.
-type writerRole uint8
 
-const (
-	noRole     writerRole = iota
-	roleWorker            // a worker that took the wanted role
-	roleSelf              // a worker that queued a frame of its own (a reply)
-	roleCaller            // a caller writing its own frame: one batch, then a worker takes over
-)
-
-// flush writes what is queued, batch after batch, until the queue is empty
-// or the Conn closed, for the goroutine that holds the writing role, and
-// then gives the role up.
-func (c *Conn) flush(role writerRole) {
-	c.lock()
-	c.flushLocked(role)
-}
-
-// flushLocked is flush, called with the lock held; it releases it.
-func (c *Conn) flushLocked(role writerRole) {
+// flushLocked writes what is queued, batch after batch, until the queue
+// is empty or the Conn closed, for the goroutine that holds the writing
+// role, and then gives the role up; a caller writes one batch only (its
+// own frame), and leaves the rest to a worker. Called with the lock held;
+// it releases it.
+func (c *Conn) flushLocked(caller bool) {
 	s := &c.st
 	o := &s.out
 	for batches := 0; ; batches++ {
@@ -287,7 +265,7 @@ func (c *Conn) flushLocked(role writerRole) {
 			}
 			break
 		}
-		if role == roleCaller && batches == 1 {
+		if caller && batches == 1 {
 			// Frames came while the caller wrote: a worker takes the
 			// role over, since a caller writes nothing but its own frame.
 			o.wanted = true
