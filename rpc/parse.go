@@ -203,9 +203,9 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 			return m.dropped(DropInvalidParams, err), false
 		}
 	case class == wire.Request && view != nil && view.unknown != nil:
-		m.t = &unknownTask{request: view.unknown, method: string(m.method), p: rawParams(env)}
+		m.t = unknownTask(view, string(m.method), rawParams(env), false)
 	case class == wire.Notification && view != nil && view.unknownNotification != nil:
-		m.t = &unknownTask{notification: view.unknownNotification, method: string(m.method), p: rawParams(env)}
+		m.t = unknownTask(view, string(m.method), rawParams(env), true)
 	case class == wire.Request:
 		m.kind, m.reply = msgAnswer, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(m.method)}
 		return m, false

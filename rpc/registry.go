@@ -159,9 +159,9 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 		panic(fmt.Sprintf("rpc: nil handler for method %q", m.name))
 	}
 	exclusive, async := options(m.name, false, opts)
-	pool := &sync.Pool{New: func() any { return new(requestTask[P, R]) }}
+	pool := &sync.Pool{New: func() any { return new(handlerTask[P, R]) }}
 	reg.add(m.name, &entry{name: m.name, exclusive: exclusive, async: async, request: func(params paramsIn) (task, error) {
-		t := pool.Get().(*requestTask[P, R])
+		t := pool.Get().(*handlerTask[P, R])
 		if err := decodeParamsOf(params, &t.p, m.omitParams); err != nil {
 			t.p = *new(P)
 			pool.Put(t)
@@ -191,15 +191,19 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 		panic(fmt.Sprintf("rpc: nil handler for notification %q", n.name))
 	}
 	_, async := options(n.name, true, opts)
-	pool := &sync.Pool{New: func() any { return new(notificationTask[P]) }}
+	handler := func(ctx context.Context, p P) (struct{}, error) {
+		h(ctx, p)
+		return struct{}{}, nil
+	}
+	pool := &sync.Pool{New: func() any { return new(handlerTask[P, struct{}]) }}
 	reg.add(n.name, &entry{name: n.name, async: async, notification: func(params paramsIn) (task, error) {
-		t := pool.Get().(*notificationTask[P])
+		t := pool.Get().(*handlerTask[P, struct{}])
 		if err := decodeParamsOf(params, &t.p, n.omitParams); err != nil {
 			t.p = *new(P)
 			pool.Put(t)
 			return nil, err
 		}
-		t.h, t.omit, t.pool = h, n.omitParams, pool
+		t.h, t.omit, t.note, t.pool, t.method = handler, n.omitParams, true, pool, n.name
 		return t, nil
 	}})
 }

@@ -239,110 +239,63 @@ func (c *Conn) logError(msg, method string, err error) {
 	}
 }
 
-// requestTask is a request for a method registered with Handle, with its
-// params decoded.
-type requestTask[P, R any] struct {
+// handlerTask is a handler bound to the params it was decoded with, as
+// the reader makes it: a typed handler's (pooled per method), or, with P
+// json.RawMessage and R any, a handler of unknown methods'. A
+// notification's handler (note) answers nothing: its R is struct{}, or
+// its result nil.
+type handlerTask[P, R any] struct {
 	h      func(context.Context, P) (R, error)
 	p      P
-	omit   bool // P is NoParams
-	pool   *sync.Pool
+	omit   bool       // no params for the interceptors: P is NoParams, or none came
+	note   bool       // a notification's handler
+	pool   *sync.Pool // nil: not pooled
 	method string
 }
 
-func (t *requestTask[P, R]) call(ctx context.Context, c *Conn, id []byte) (*frame, error) {
+func (t *handlerTask[P, R]) call(ctx context.Context, c *Conn, id []byte) (*frame, error) {
 	r, err := t.h(ctx, t.p)
-	if err != nil {
+	if err != nil || t.note {
 		return nil, err
 	}
 	return responseFrame(c, id, t.method, r)
 }
 
-func (t *requestTask[P, R]) invoke(ctx context.Context) (any, error) {
+func (t *handlerTask[P, R]) invoke(ctx context.Context) (any, error) {
 	r, err := t.h(ctx, t.p)
-	if err != nil {
+	if err != nil || t.note {
 		return nil, err
 	}
 	return r, nil
 }
 
-func (t *requestTask[P, R]) params() any {
+func (t *handlerTask[P, R]) params() any {
 	if t.omit {
 		return nil
 	}
 	return t.p
 }
 
-func (t *requestTask[P, R]) release() {
-	t.p = *new(P)
-	t.pool.Put(t)
-}
-
-// notificationTask is a notification for a handler registered with
-// HandleNotification, with its params decoded.
-type notificationTask[P any] struct {
-	h    func(context.Context, P)
-	p    P
-	omit bool // P is NoParams
-	pool *sync.Pool
-}
-
-func (t *notificationTask[P]) call(ctx context.Context, _ *Conn, _ []byte) (*frame, error) {
-	t.h(ctx, t.p)
-	return nil, nil
-}
-
-func (t *notificationTask[P]) invoke(ctx context.Context) (any, error) {
-	t.h(ctx, t.p)
-	return nil, nil
-}
-
-func (t *notificationTask[P]) params() any {
-	if t.omit {
-		return nil
+func (t *handlerTask[P, R]) release() {
+	if t.pool != nil {
+		t.p = *new(P)
+		t.pool.Put(t)
 	}
-	return t.p
 }
 
-func (t *notificationTask[P]) release() {
-	t.p = *new(P)
-	t.pool.Put(t)
-}
-
-// unknownTask is a request or notification for a method without a handler
-// of its own, served by the registry's HandleUnknown or
-// HandleUnknownNotification handler, with its raw params (nil when absent).
-type unknownTask struct {
-	request      func(ctx context.Context, method string, params json.RawMessage) (any, error)
-	notification func(ctx context.Context, method string, params json.RawMessage)
-	method       string
-	p            json.RawMessage
-}
-
-func (t *unknownTask) call(ctx context.Context, c *Conn, id []byte) (*frame, error) {
-	if t.notification != nil {
-		t.notification(ctx, t.method, t.p)
-		return nil, nil
+// unknownTask returns the task of a request (or, with note, a
+// notification) of method, which has no handler of its own, for the
+// registry's handler of unknown methods, with the raw params (nil when
+// absent).
+func unknownTask(v *registryView, method string, params json.RawMessage, note bool) task {
+	t := &handlerTask[json.RawMessage, any]{p: params, omit: params == nil, note: note, method: method}
+	if note {
+		t.h = func(ctx context.Context, p json.RawMessage) (any, error) {
+			v.unknownNotification(ctx, method, p)
+			return nil, nil
+		}
+	} else {
+		t.h = func(ctx context.Context, p json.RawMessage) (any, error) { return v.unknown(ctx, method, p) }
 	}
-	r, err := t.request(ctx, t.method, t.p)
-	if err != nil {
-		return nil, err
-	}
-	return responseFrame(c, id, t.method, r)
+	return t
 }
-
-func (t *unknownTask) invoke(ctx context.Context) (any, error) {
-	if t.notification != nil {
-		t.notification(ctx, t.method, t.p)
-		return nil, nil
-	}
-	return t.request(ctx, t.method, t.p)
-}
-
-func (t *unknownTask) params() any {
-	if t.p == nil {
-		return nil
-	}
-	return t.p
-}
-
-func (t *unknownTask) release() {}
