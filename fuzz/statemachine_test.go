@@ -499,9 +499,9 @@ func (m *connMachine) End(t *rapid.T) {
 
 // smLendBound is more than the bound on a reading role lent by a
 // handler that runs on the worker that read it, or by a caller (two
-// periods of the Conn's watchdog, 100 µs each): once it has passed in the
+// periods of the Conn's watchdog, 500 µs each): once it has passed in the
 // bubble, whatever the peer wrote has been read.
-const smLendBound = time.Millisecond
+const smLendBound = 2 * time.Millisecond
 
 // Check waits until the Conn has done all it can, the bound on a lent
 // reading role included, and compares what it did with the model.

@@ -92,8 +92,7 @@
 // or with Close. A request or notification whose turn comes as it is read
 // runs on the goroutine that read it, which reads on once the handler
 // returns; a follower reads meanwhile when the handler yields, and at
-// most two watchdog periods (200 µs; about a millisecond when the process
-// has nothing else to do) after a handler that does not. A lone caller
+// most two watchdog periods (1 ms) after a handler that does not. A lone caller
 // whose context cannot end reads its own response on a stream Close can
 // interrupt. So a lone call costs no goroutine hand-off on either side.
 // Responses may leave in another order than the requests came; peers
