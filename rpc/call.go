@@ -182,6 +182,10 @@ func (c *Conn) awaitOutcome(ctx context.Context, pc *call, f *frame, seq uint64)
 			}
 			c.mu.Unlock() // nothing changed
 		}
+		if stop == nil {
+			<-pc.done // a context that cannot end: a plain receive, cheaper than a select
+			return c.settled(pc, f, seq)
+		}
 		select {
 		case <-pc.done:
 			return c.settled(pc, f, seq)
