@@ -135,8 +135,7 @@ func members(params json.RawMessage) (map[string]json.RawMessage, error) {
 // Conn's: retire, which ends a request of the peer's, and the frames it
 // sends (fromPolicy). The line knows nothing else of it.
 type cancelling struct {
-	p       CancelPolicy
-
+	p CancelPolicy
 }
 
 func newCancelling(p CancelPolicy) *cancelling {

@@ -28,8 +28,8 @@ import (
 //
 // A Conn never closes r or w: they belong to the caller.
 type Conn struct {
-	framing       Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
-	framer        framer
+	framing Framing // Options.Framing (see Conn.Framing for DetectFraming's choice)
+	framer  framer
 	// The input's and the output's deadlines, when they have ones that
 	// work (net.Conn, pipes from os.Pipe): Close interrupts a blocked Read
 	// or Write with them.

@@ -38,10 +38,9 @@ import (
 // error); "returned" the calls that returned ("a", or "a=err" for an
 // error).
 type lineCase struct {
-	name     string
-	opts     Options
-	steps    []lineStep
-	ordering string // what the case shows, for its failure message
+	name  string
+	opts  Options
+	steps []lineStep
 }
 
 type lineStep struct {

@@ -214,12 +214,6 @@ func wireError(err error) *Error {
 	return &Error{Code: CodeInternalError, Message: err.Error()}
 }
 
-// replyError queues the answer e to the request id of method, sent as
-// way says.
-func (c *Conn) replyError(id []byte, method string, e *Error, way sender) {
-	c.reply(c.errorFrame(id, method, e), way)
-}
-
 // errorFrame returns the response to the request id of method that
 // carries the error e. Data that is not valid JSON is left out, and logged
 // as an encoding failure.

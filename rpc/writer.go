@@ -248,7 +248,6 @@ func (c *Conn) replyFailed(f *frame, err error) {
 // place burst after burst, and let go when the Conn is idle (see exit).
 const maxRetainedFrames = 1024
 
-
 // flushLocked writes what is queued, batch after batch, until the queue
 // is empty or the Conn closed, for the goroutine that holds the writing
 // role, and then gives the role up; a caller writes one batch only (its
