@@ -284,8 +284,10 @@ func TestInvalidUTF8RepairIsNotKept(t *testing.T) {
 	}
 }
 
-// An idle Conn is small: its read buffer shrinks back after traffic, and
-// no goroutine but the read loop waits.
+// An idle Conn is small, after it served a request (on the worker that
+// read it, the reading role lent and its watchdog made) and dropped a
+// notification: its read buffer shrinks back after traffic, and the
+// worker that reads is the one that waits.
 func TestIdleConnIsSmall(t *testing.T) {
 	const conns = 200
 	var closers []func()
@@ -294,7 +296,10 @@ func TestIdleConnIsSmall(t *testing.T) {
 		connIn, peerOut, peerIn, connOut := pipes()
 		c := rpc.NewConn(connIn, connOut, &rpc.Options{Handler: echoRegistry()})
 		c.Start()
-		io.WriteString(peerOut, `{"jsonrpc":"2.0","method":"nobody"}`+"\n")
+		go io.WriteString(peerOut, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`+"\n"+`{"jsonrpc":"2.0","method":"nobody"}`+"\n")
+		if line, err := bufio.NewReader(peerIn).ReadString('\n'); err != nil || !strings.Contains(line, `"echo":"x"`) {
+			t.Fatalf("answer %q, %v", line, err)
+		}
 		closers = append(closers, func() { c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() })
 	}
 	perConn := (liveHeap() - base) / conns

@@ -152,7 +152,7 @@
 //	  batch's last is ready)
 //
 // with the defaults 64 MiB, 1 MiB, 16 MiB and 256 handlers. An idle Conn
-// holds about 7 KiB: its read buffer rests at 4 KiB and grows only with
+// holds about 8 KiB: its read buffer rests at 4 KiB and grows only with
 // traffic, its workers but the one that reads exit after one to two
 // seconds without work, and the buffer that joins frames is let go with
 // them.
