@@ -94,13 +94,17 @@ const (
 func (l *line) capAlive() int { return 2 * l.slots }
 
 // mayStart reports whether the entry j may start now, were it next.
-func (l *line) mayStart(j *job) bool {
+func (l *line) mayStart(j *job) bool { return l.mayStartAs(j.kind, j.solo) }
+
+// mayStartAs reports whether an entry of kind, solo or not, may start now,
+// were it next.
+func (l *line) mayStartAs(kind jobKind, solo bool) bool {
 	switch {
 	case l.head != nil:
 		return false // a solo entry before it has not yielded
-	case j.solo:
+	case solo:
 		return l.running == 0 && l.slotQ.len() == 0
-	case j.kind == requestJob:
+	case kind == requestJob:
 		return l.slotQ.len() == 0 && l.running < l.slots
 	}
 	return true // a shared response, or the end of the input
@@ -169,11 +173,12 @@ func (c *Conn) admitResponse(s *state, pc *call) (now bool) {
 		// the response is inside its turn.
 		return true
 	}
-	j := &job{kind: responseJob, call: pc, solo: h != nil && h.solo && h.resumes()}
-	if l.mayStart(j) {
+	solo := h != nil && h.solo && h.resumes()
+	if l.mayStartAs(responseJob, solo) {
 		c.resume(s, pc)
 		return true
 	}
+	j := &job{kind: responseJob, call: pc, solo: solo} // made only to wait
 	pc.entry = j
 	c.place(s, j)
 	return false
