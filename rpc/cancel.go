@@ -215,24 +215,23 @@ func (x *cancelling) answer(f *frame, err error) (*frame, error) {
 // out of the line and answered at once. It reports whether any request had
 // that id. Called by the reader.
 func (c *Conn) retire(id wire.IDKey, cause error) bool {
-	var found bool
-	var ended []*job
+	var same, ended []*job
 	c.lock()
 	s := &c.st
-	for j := s.line.byID[id]; j != nil; {
-		next := j.sameID
-		found = true
+	for j := s.line.byID[id]; j != nil; j = j.sameID {
+		same = append(same, j) // first: removing one may change the chain
+	}
+	for _, j := range same {
 		if j.retired.CompareAndSwap(false, true) {
 			ended = append(ended, j)
 			if c.remove(s, j) {
 				c.answerNow(s, j, c.preempt.p.Reply)
 			}
 		}
-		j = next
 	}
 	c.unlock()
 	for _, j := range ended {
 		j.end(cause)
 	}
-	return found
+	return len(same) > 0
 }

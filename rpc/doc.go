@@ -64,10 +64,11 @@
 // request registered Exclusive, runs alone: nothing behind it starts
 // until it yields. Requests next to requests share the turn, up to
 // Options.MaxConcurrentRequests at once. A response to a call is
-// delivered once the notifications read before it have yielded, so a
-// call returns after the events the peer wrote ahead of its answer were
-// handled; the response to a handler's own call is that handler's turn
-// again, and it holds what is behind it until it yields again.
+// delivered once the notifications (and exclusive requests) read before
+// it have yielded, so a call returns after the events the peer wrote
+// ahead of its answer were handled; the response to a handler's own call
+// is that handler's turn again, and it holds what is behind it until it
+// yields again (the responses to its other calls come in that turn).
 //
 // So a language server sees what its editor saw. An editor that writes
 //

@@ -13,10 +13,11 @@ type framer interface {
 	// io.EOF, or the read error, with the size of the frame it ended
 	// inside, if any, which is lost.
 	next() (inFrame, error)
-	// buffered reports whether the next call to next would not block for
-	// input: a frame is buffered already, or may be (the reader then
-	// hands the handlers it started to workers rather than run one while
-	// the next frame waits). Read by the reader only.
+	// buffered reports whether the next call to next returns without
+	// reading: a whole frame is buffered (the reader then defers the
+	// answers it makes, to write them together before it waits for
+	// input). It may report false when next would not block, never true
+	// when it would. Read by the reader only.
 	buffered() bool
 	// headroom is the room a frame keeps before its body, for what seal
 	// puts there.

@@ -168,9 +168,10 @@ func (c *Conn) admitEnd(s *state, err error) {
 func (c *Conn) admitResponse(s *state, pc *call) (now bool) {
 	l := &s.line
 	h := pc.handler
-	if h != nil && h == l.head && h.state == running {
-		// Its caller is the solo entry running, whose yield was refused:
-		// the response is inside its turn.
+	if h != nil && h.state == running {
+		// Its caller holds its turn (resumed by the response to another
+		// of its calls, or its yield refused at the cap): the response is
+		// inside that turn.
 		return true
 	}
 	solo := h != nil && h.solo && h.resumes()
@@ -224,8 +225,8 @@ func (c *Conn) start(s *state, j *job) {
 	l.alive++
 	l.ready.push(j)
 	switch {
-	case j.async:
-		j.state = yielded
+	case j.async && (j.kind == requestJob || l.alive <= l.capAlive()):
+		j.state = yielded // past the cap, an Async notification's yield is refused too
 	case j.solo:
 		j.state = running
 		l.head = j
@@ -246,13 +247,29 @@ func (c *Conn) deliver(s *state, pc *call) {
 // the call pc, whose outcome is delivered: it holds what is behind it
 // until it yields again.
 func (c *Conn) resume(s *state, pc *call) {
-	if h := pc.handler; h != nil && h.resumes() {
-		h.state = running
-		if h.solo {
-			s.line.head = h
-		} else {
-			s.line.running++
+	h := pc.handler
+	if h == nil || !h.resumes() {
+		return
+	}
+	l := &s.line
+	h.state = running
+	if h.solo {
+		l.head = h
+	} else {
+		l.running++
+	}
+	// The responses to its other calls that wait behind it are inside its
+	// turn now: they are delivered (a handler that made two calls, or a
+	// Batch, would wait for them for ever).
+	for i := l.held.head; i < len(l.held.items); {
+		e := l.held.items[i]
+		if e.kind != responseJob || e.call.handler != h {
+			i++
+			continue
 		}
+		l.held.remove(e)
+		e.call.entry = nil
+		e.call.done <- struct{}{}
 	}
 }
 
@@ -482,8 +499,8 @@ func (l *line) unindex(j *job) {
 //
 // Yield does nothing for a context that is no handler's, for a handler
 // that returned or has yielded already, and for a notification handler
-// while 2 × MaxConcurrentRequests handlers are alive (the cap): that one
-// goes on holding what is behind it until it returns.
+// while more than 2 × MaxConcurrentRequests handlers are alive (past the
+// cap): that one goes on holding what is behind it until it returns.
 func Yield(ctx context.Context) {
 	j, _ := ctx.Value(jobKey).(*job)
 	if j == nil {

@@ -212,6 +212,31 @@ var lineCases = []lineCase{
 			{do: "return:b return:a", answers: "a b"},
 		}},
 
+	{name: "a handler resumed by one of its calls' responses takes the others in its turn",
+		steps: []lineStep{
+			{send: "r:a", start: "a"},
+			{do: "calltwo:a"},
+			{send: "resp:a.1 n:b resp:a.2", returned: "a.1 a.2"},
+			{do: "return:a", answers: "a", start: "b"},
+			{do: "return:b"},
+		}},
+	{name: "a solo handler's two responses, both behind a request, are both its turn",
+		steps: []lineStep{
+			{send: "n:a r:b", start: "a"},
+			{do: "calltwo:a", start: "b"},
+			{send: "resp:a.1 resp:a.2"},
+			{do: "return:b", answers: "b", returned: "a.1 a.2"},
+			{do: "return:a"},
+		}},
+	{name: "past the cap, an Async notification's yield is refused too",
+		opts: Options{MaxConcurrentRequests: 1},
+		steps: []lineStep{
+			{send: "ar:a ar:b an:c r:d", start: "a b c"}, // c holds the line: 3 alive
+			{do: "return:a return:b", answers: "a b"},
+			{do: "return:c", start: "d"},
+			{do: "return:d", answers: "d"},
+		}},
+
 	// The limits that remain: waits the Conn cannot see.
 	{name: "a wait the Conn cannot see holds the line until the handler yields",
 		steps: []lineStep{
@@ -283,6 +308,11 @@ func runLineCase(t *testing.T, tc lineCase) {
 			case "spawn":
 				go r.call(ctx, label)
 				return
+			case "calltwo": // two calls at once with its context, each on a goroutine
+				var wg sync.WaitGroup
+				wg.Go(func() { r.call(ctx, label+".1") })
+				wg.Go(func() { r.call(ctx, label+".2") })
+				wg.Wait()
 			}
 		}
 	}

@@ -114,26 +114,26 @@ func (c *Conn) readAsCaller(rd *reader, in inFrame, me *call) (stop bool) {
 	rd.in, rd.pending = in, true
 	c.lock()
 	s := &c.st
-	c.stopReading(s, me)
-	if s.reading == readLent {
+	if s.reading == readHeld && (s.phase == phaseOpen || s.phase == phaseDraining) {
 		s.reading = readLeft // for a worker, woken for it
 	}
+	c.stopReading(s, me)
 	c.unlock()
 	return true
 }
 
 // stopReading releases the reading role, which the goroutine of me (nil:
-// a worker) held: a caller lends it, as it is likely to call again (lend),
-// a worker frees it. Called under the lock.
+// a worker) held, unless it was passed on already: a caller lends it, as
+// it is likely to call again (lend); once the Conn no longer reads, it is
+// over. (A worker stops reading only then, or having passed the role on.)
+// Called under the lock.
 func (c *Conn) stopReading(s *state, me *call) {
 	switch {
 	case s.reading != readHeld:
 	case s.phase != phaseOpen && s.phase != phaseDraining:
 		s.reading = readOver
-	case me != nil:
-		c.lend(s, nil)
 	default:
-		s.reading = readFree
+		c.lend(s, nil)
 	}
 	if me == nil {
 		s.out.claimWriter() // what this worker queued without writing
@@ -227,7 +227,7 @@ func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 	if a == admitted {
 		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld {
 			next := s.line.ready.pop()
-			if next.async {
+			if next.state == yielded { // Async: it waits
 				s.reading = readFree // to a follower (staff)
 				s.out.claimWriter()
 			} else {

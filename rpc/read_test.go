@@ -1,8 +1,10 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,5 +58,38 @@ func TestCallerDoesNotReadForASettledCall(t *testing.T) {
 		c.lock()
 		c.st.looking--
 		c.mu.Unlock()
+	})
+}
+
+// The worker that reads defers the answers of the handlers it runs while
+// more input is buffered, to write them before it waits for input. When it
+// must wait for something else first, here for room in the write queue
+// for its own reply to a method not found, a worker writes what it
+// deferred (it waited for that room for ever).
+func TestReaderWaitingForRoomHasItsDeferredAnswersWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		connIn, peerOut := io.Pipe()
+		peerIn, connOut := io.Pipe()
+		reg := NewRegistry()
+		Handle(reg, NewMethod[NoParams, string]("big"), func(context.Context, NoParams) (string, error) {
+			return strings.Repeat("x", 900), nil
+		})
+		c := NewConn(connIn, connOut, &Options{Handler: reg, MaxWriteQueue: 1000})
+		c.Start()
+		defer func() { c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() }()
+		go io.WriteString(peerOut, `{"jsonrpc":"2.0","id":1,"method":"big"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"nope"}`+"\n")
+		out := bufio.NewReader(peerIn)
+		start := time.Now()
+		for _, want := range []string{`"id":1,"result":"xxx`, `"id":2,"error":{"code":-32601`} {
+			line, err := out.ReadString('\n') // a deadlock fails the bubble
+			if err != nil || !strings.Contains(line, want) {
+				t.Fatalf("read %.60q, %v; want %s", line, err, want)
+			}
+		}
+		// At once: not at the watchdog's next tick, which writes deferred
+		// answers too.
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("the answers came after %v of the bubble's time", d)
+		}
 	})
 }

@@ -80,7 +80,8 @@ func (c *Conn) answer(j *job, f *frame) {
 		c.finish(s, j)
 		return
 	}
-	if s.lender == j && s.reading == readLent && !s.out.writing && s.out.fits(len(f.b)-f.off) && c.framer.buffered() {
+	if s.lender == j && s.reading == readLent && !s.out.writing && len(s.out.frames) < maxDeferred &&
+		s.out.fits(len(f.b)-f.off) && c.framer.buffered() {
 		// It ran on the worker that read it, which reads on at once: the
 		// answer waits for the next answers, and the worker writes them
 		// together before it waits for input (writeDeferred).

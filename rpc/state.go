@@ -71,8 +71,9 @@ type state struct {
 	err   error // why the Conn ended: set with phaseEnded or phaseClosed
 
 	// goroutines counts the goroutines doing the Conn's work: its workers,
-	// and a caller while it holds the reading role. Each is counted, under
-	// the lock, before it starts, and uncounted in its last change. Wait
+	// the watchdog's callback while it is armed, and a caller while it
+	// holds the reading role or writes its own frame. Each is counted,
+	// under the lock, before it starts, and uncounted in its last change. Wait
 	// waits for the count to reach zero once the Conn is closed, when
 	// nothing can start any more.
 	goroutines int
@@ -133,11 +134,19 @@ func (c *Conn) update(change func(s *state)) {
 // await waits, with the lock held, until done holds of the state, and
 // reports true; or until stop is closed, and reports false. It lets the
 // lock go while it waits for sig (changed, or the outbox's room), and
-// holds it again when it returns.
+// holds it again when it returns. It is the one wait on the state: Wait,
+// Shutdown, room in the write queue or the line, the framing's choice.
 func (c *Conn) await(sig *signal, stop <-chan struct{}, done func(s *state) bool) bool {
 	for !done(&c.st) {
+		s := &c.st
+		if s.out.claimWriter() {
+			// Answers queued without a writer by the worker that reads
+			// (see answer) must not wait for it while it waits: a worker
+			// writes them.
+			c.staff(s)
+		}
 		ch := sig.wait()
-		c.mu.Unlock() // nothing changed
+		c.mu.Unlock() // nothing else changed
 		select {
 		case <-ch:
 		case <-stop:

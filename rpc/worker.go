@@ -11,10 +11,9 @@ import "time"
 // the one that reads.
 //
 // The roles pass from goroutine to goroutine as leaders and followers do:
-// the worker that reads a request or notification whose turn has come,
-// when no other frame is buffered, runs it itself and lends the reading
-// role, rather than hand the message over: it takes the role back when the
-// handler returns. A caller may hold the reading role too, to read its own
+// the worker that reads a request or notification whose turn has come runs
+// it itself and lends the reading role, rather than hand the message over:
+// it takes the role back when the handler returns. A caller may hold the reading role too, to read its own
 // response (call.go), and lends it when it has. A lent role wakes nobody:
 // the lender, or the next caller, takes it back, and so a lone call costs
 // no goroutine hand-off and no thread woken on either side. What bounds
@@ -56,6 +55,9 @@ func (c *Conn) lend(s *state, lender *job) {
 	s.reading = readLent
 	s.lender = lender
 	s.lends++
+	if lender == nil {
+		s.out.claimWriter() // the role leaves the worker: what it deferred is written
+	}
 	if s.watching {
 		return // it ticks already
 	}
@@ -71,10 +73,13 @@ func (c *Conn) lend(s *state, lender *job) {
 
 // tick is the watchdog: when the reading role is lent, and was lent
 // already at the last tick with no lend since, it goes to a worker;
-// otherwise the watchdog ticks again while the role is lent.
+// otherwise the watchdog ticks again while the role is lent. Answers the
+// worker that reads deferred are written at each tick, so that a stream of
+// input never holds them longer than a period.
 func (c *Conn) tick() {
 	c.lock()
 	s := &c.st
+	s.out.claimWriter() // answers deferred for a whole period are written (see answer)
 	switch {
 	case s.reading != readLent || s.phase == phaseClosed:
 	case s.lends == s.watched:

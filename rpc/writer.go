@@ -166,6 +166,7 @@ func (c *Conn) enqueue(s *state, f *frame, way sender, stop <-chan struct{}, bef
 	case way == fromHandler:
 		return seq, true, nil
 	case way == fromCaller && stop == nil && c.writeDeadline != nil && len(s.out.frames) == 1 && len(s.calls) <= 1:
+		s.goroutines++ // Wait waits for the caller's Write as for a worker's (flushLocked)
 		return seq, true, nil
 	}
 	s.out.wanted = true
@@ -193,13 +194,20 @@ func (c *Conn) queueNow(s *state, f *frame) {
 // for them (claimWriter), and the worker writes them itself before it
 // waits for input (writeDeferred).
 
+// maxDeferred bounds the answers that wait for the worker that reads to
+// write them: past it, an answer is written at once.
+const maxDeferred = 64
+
 // claimWriter has a worker write the frames queued with no writer, if
-// any. Called under the lock when the reading role leaves the worker that
-// queued them.
-func (o *outbox) claimWriter() {
+// any, and reports whether there were; staff (unlock) wakes it. Called
+// under the lock when the reading role leaves the worker that queued them,
+// when that worker waits (await), and at each tick of the watchdog.
+func (o *outbox) claimWriter() bool {
 	if len(o.frames) > 0 && !o.writing {
 		o.writing, o.wanted = true, true
+		return true
 	}
+	return false
 }
 
 // writeDeferred writes the frames queued with no writer, for the worker
@@ -268,8 +276,7 @@ func (c *Conn) flushLocked(caller bool) {
 			// Frames came while the caller wrote: a worker takes the
 			// role over, since a caller writes nothing but its own frame.
 			o.wanted = true
-			c.unlock()
-			return
+			break
 		}
 		// The two storages trade places: frames queued during the Write go
 		// to the other one, and neither is allocated again once warm (but a
@@ -315,6 +322,9 @@ func (c *Conn) flushLocked(caller bool) {
 		if err != nil {
 			c.setPhase(s, phaseClosed, writeError(err))
 		}
+	}
+	if caller {
+		s.goroutines--
 	}
 	c.unlock()
 }

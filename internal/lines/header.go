@@ -41,41 +41,39 @@ func NewHeaderReader(r io.Reader, max int) *HeaderReader {
 	return &HeaderReader{window: window{r: r, buf: make([]byte, min(MinBuffer, max+MaxHeaderBytes))}, max: max}
 }
 
-// HasFrame reports whether the next call to Next returns without reading:
-// a whole frame (its header block and its body) is buffered, or what is
-// buffered is enough to tell that it is not one. Blank lines before a
-// block are skipped as Next skips them.
+// HasFrame reports whether a whole, well-formed frame is buffered: its
+// header block and its body, blank lines before the block aside. Next then
+// returns it without reading. (A malformed block makes Next read on to
+// the next "Content-Length", so HasFrame reports false for it.)
 func (h *HeaderReader) HasFrame() bool {
 	b := h.buf[h.start:h.end]
 	for len(b) > 0 && (b[0] == '\r' || b[0] == '\n') {
 		b = b[1:]
 	}
 	length := int64(-1)
-	for at := 0; ; {
+	for at := 0; at < MaxHeaderBytes; {
 		i := bytes.IndexByte(b[at:], '\n')
 		if i < 0 {
-			return len(b) >= MaxHeaderBytes // too long to be a block: Next drops it
+			return false
 		}
 		line := bytes.TrimSuffix(b[at:at+i], []byte{'\r'})
 		at += i + 1
 		if len(line) == 0 {
-			// The block is whole: the body of length bytes follows it, or
-			// the block is malformed (no length). An oversize body is
-			// skipped by reading it.
-			return length < 0 || length <= int64(h.max) && int64(len(b)-at) >= length
+			return length >= 0 && length <= int64(h.max) && int64(len(b)-at) >= length
 		}
 		name, value, ok := headerLine(line)
 		if !ok {
-			return true // malformed: Next drops it at once
+			return false
 		}
 		if bytes.EqualFold(name, []byte("Content-Length")) {
 			n, ok := contentLength(value)
 			if !ok || length >= 0 {
-				return true
+				return false
 			}
 			length = n
 		}
 	}
+	return false
 }
 
 // limit is the largest the buffer grows: a header block and a body.
