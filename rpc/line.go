@@ -21,7 +21,8 @@ import (
 // running at once; a response, or the end of the input, starts once the
 // solo entries before it have yielded. A response to a handler's call is
 // that handler's again: it starts as the handler's kind, and the handler,
-// resumed, holds what is behind it until it yields again.
+// resumed, holds what is behind it until it yields again; the responses to
+// its other calls are inside that turn, and are delivered at once.
 //
 // So at any time the line is: the shared entries running, the requests
 // that wait for a slot (slotQ, in order), the earliest solo entry that has
@@ -40,7 +41,8 @@ import (
 //     whose turn comes at the cap is answered CodeOverloaded (two ends
 //     calling each other back under load end so, rather than wait for
 //     each other), and a notification handler's yield past it is refused
-//     (it goes on holding the line).
+//     (it goes on holding the line; so is an Async notification's, as it
+//     starts).
 //
 // Everything here runs under the Conn's lock.
 type line struct {
