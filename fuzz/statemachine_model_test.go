@@ -202,7 +202,7 @@ func (m *smModel) place(e *smEntry) {
 
 // start starts e, whose turn has come: a response is delivered, the end
 // of the input ends the Conn, a handler starts (Async, it yields as it
-// starts), and a request at the cap of handlers alive is answered
+// starts, but for a notification past the cap), and a request at the cap of handlers alive is answered
 // CodeOverloaded instead.
 func (m *smModel) start(e *smEntry) {
 	l := &m.line
@@ -224,7 +224,9 @@ func (m *smModel) start(e *smEntry) {
 	e.started = true
 	m.wantStarts[e.label] = true
 	e.state = smRunning
-	if e.async {
+	if e.async && (e.kind == smRequest || l.alive <= l.capAlive()) {
+		// An Async handler yields as it starts; past the cap, an Async
+		// notification's yield is refused, as any notification's is.
 		e.state = smYielded
 	}
 }
