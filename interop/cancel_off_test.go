@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
@@ -20,7 +21,7 @@ func TestTransportCancelledCallSendsNothing(t *testing.T) {
 	go func() { done <- l.conn.Call(ctx, "hang", map[string]any{}, nil) }()
 	waitContains(t, l.sent, `"method":"hang"`)
 	cancel()
-	if err := within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
+	if err := linetest.Within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled call returned %v", err)
 	}
 	var got struct {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
@@ -50,7 +51,7 @@ func runReport(t *testing.T, v any, args ...string) {
 		}
 	}()
 	ch.mustExit(2*testTimeout, 0)
-	within(t, done, "the report")
+	linetest.Within(t, done, "the report")
 	if err := json.Unmarshal([]byte(rec.String()), v); err != nil {
 		t.Fatalf("report of %v: %v\n%s\nstderr:\n%s", args, err, rec.String(), ch.Stderr())
 	}

@@ -546,19 +546,6 @@ func waitOrFail(t *testing.T, what string, d time.Duration, f func()) {
 	}
 }
 
-// within returns what ch delivers, failing after testTimeout.
-func within[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(testTimeout):
-		t.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
-	}
-}
-
 // jsonEq reports whether two JSON texts denote the same value.
 func jsonEq(a, b []byte) bool {
 	var x, y any

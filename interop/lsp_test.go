@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -114,7 +115,7 @@ func runNodeReport(t *testing.T, v any, bound time.Duration, args ...string) {
 	if code := ch.state.ExitCode(); code != 0 {
 		t.Fatalf("%s failed (%v); its stderr:\n%s", cmdline, ch.state, ch.Stderr())
 	}
-	out := within(t, read, "the report on stdout")
+	out := linetest.Within(t, read, "the report on stdout")
 	t.Logf("%s: %v; report %.300s", cmdline, time.Since(start).Round(time.Millisecond), out)
 	if err := json.Unmarshal(out, v); err != nil {
 		t.Fatalf("the report of %s: %v\n%.2000s\nstderr:\n%s", cmdline, err, out, ch.Stderr())

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
@@ -110,7 +111,7 @@ func startMCP(t *testing.T, script string, opts *rpc.Options) *mcpLink {
 func (l *mcpLink) stderrJSON(t *testing.T, key string) map[string]any {
 	t.Helper()
 	for {
-		line := within(t, l.stderrLn, "a stderr line with "+key)
+		line := linetest.Within(t, l.stderrLn, "a stderr line with "+key)
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil {
 			if _, ok := m[key]; ok {
@@ -162,8 +163,8 @@ func TestMCPClientCancelsGoTool(t *testing.T) {
 	// handler has returned and anything it answered has been queued.
 	l := startMCP(t, "js/mcp_client.mjs", &rpc.Options{Handler: reg, Cancellation: rpc.MCPCancellation(), MaxConcurrentRequests: 1})
 
-	id := within(t, started, "the slow tool to start")
-	cause := within(t, stopped, "the slow tool's context to end")
+	id := linetest.Within(t, started, "the slow tool to start")
+	cause := linetest.Within(t, stopped, "the slow tool's context to end")
 	if !errors.Is(cause, rpc.ErrPeerCancelled) || !strings.Contains(cause.Error(), "the user pressed stop") {
 		t.Fatalf("the tool's context ended with %v, want the client's cancellation", cause)
 	}
@@ -227,7 +228,7 @@ func TestGoClientCancelsMCPTool(t *testing.T) {
 	}()
 	started := l.stderrJSON(t, "started")
 	cancel(errors.New("stop pressed"))
-	if err := within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
+	if err := linetest.Within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled call returned %v", err)
 	}
 	aborted := l.stderrJSON(t, "aborted")

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -398,7 +399,7 @@ func TestTransportUnicodeSplitAcrossWrites(t *testing.T) {
 	for k, p := range split(frame, cuts) {
 		want := read + len(p)
 		for read < want {
-			read = within(t, totals, "Go reading the split frame")
+			read = linetest.Within(t, totals, "Go reading the split frame")
 		}
 		// The last part may share a read with splitSend's reply.
 		if k < len(cuts) && read != want {
@@ -410,10 +411,10 @@ func TestTransportUnicodeSplitAcrossWrites(t *testing.T) {
 			}
 		}
 	}
-	if got := within(t, g.uni, "the split notification"); got != text {
+	if got := linetest.Within(t, g.uni, "the split notification"); got != text {
 		t.Errorf("Go decoded %q, want %q", got, text)
 	}
-	if err := within(t, done, "splitSend"); err != nil {
+	if err := linetest.Within(t, done, "splitSend"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -601,7 +602,7 @@ func TestTransportTSOutputEnds(t *testing.T) {
 	// exit answers, then node exits: its output ends under the pending call.
 	waitContains(t, l.sent, `"method":"hang"`)
 	l.mustCall("exit", map[string]any{"code": 0}, nil)
-	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrInputEnded) {
+	if err := linetest.Within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Errorf("pending call ended with %v, want ErrInputEnded", err)
 	}
 	l.mustExit(testTimeout, 0)
@@ -614,7 +615,7 @@ func TestTransportGoClose(t *testing.T) {
 	go func() { hung <- l.call("hang", nil, nil) }()
 	waitContains(t, l.sent, `"method":"hang"`)
 	l.conn.Close()
-	if err := within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrClosed) {
+	if err := linetest.Within(t, hung, "the pending call"); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("pending call ended with %v, want ErrClosed", err)
 	}
 	before := len(l.sent.String())

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -55,12 +56,12 @@ func TestBatchIsAnsweredInOneArray(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("batch answered\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
-	if n := within(t, noted, "the notification of the batch"); n != "n" {
+	if n := linetest.Within(t, noted, "the notification of the batch"); n != "n" {
 		t.Errorf("notification %q", n)
 	}
 	var reasons []rpc.DropReason
 	for len(reasons) < 3 {
-		reasons = append(reasons, within(t, d.ch, "the drops of the batch's bad elements").Reason)
+		reasons = append(reasons, linetest.Within(t, d.ch, "the drops of the batch's bad elements").Reason)
 	}
 	if fmt.Sprint(reasons) != fmt.Sprint([]rpc.DropReason{rpc.DropUnclassified, rpc.DropNotObject, rpc.DropInvalidParams}) {
 		t.Errorf("drops %v", reasons)
@@ -92,7 +93,7 @@ func TestBatchesOffDropsArrays(t *testing.T) {
 	d := newDrops()
 	p := newPeer(t, &rpc.Options{Handler: stringEcho(), OnDrop: d.on})
 	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}]`)
-	if got := within(t, d.ch, "the drop of the array"); got.Reason != rpc.DropNotObject {
+	if got := linetest.Within(t, d.ch, "the drop of the array"); got.Reason != rpc.DropNotObject {
 		t.Errorf("dropped %v", got.Reason)
 	}
 }
@@ -114,8 +115,8 @@ func TestBatchElementsAreOverloadedAsLoneRequests(t *testing.T) {
 		OnDrop: func(d rpc.Drop) { dispatched <- struct{}{} }})
 	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"},{"jsonrpc":"2.0","id":2,"method":"echo","params":"b"},` +
 		`{"jsonrpc":"2.0","id":3,"method":"echo","params":"c"},{"jsonrpc":"2.0","method":"after"}]`)
-	within(t, started, "the first request to start")
-	within(t, dispatched, "the batch's notification, read after its requests")
+	linetest.Within(t, started, "the first request to start")
+	linetest.Within(t, dispatched, "the batch's notification, read after its requests")
 	close(release)
 	got := byID(t, p.Next())
 	over := `"error":{"code":-32050,"message":"server overloaded: too many requests in progress"}}`
@@ -173,7 +174,7 @@ func TestBatchSend(t *testing.T) {
 	// Answered in another order, and not all in one array.
 	p.Send(`[{"jsonrpc":"2.0","id":3,"result":"ten"},{"jsonrpc":"2.0","id":2,"error":{"code":7,"message":"no","data":[1]}}]`)
 	p.Send(`{"jsonrpc":"2.0","id":1,"result":3}`)
-	if err := within(t, sent, "Send to return"); err != nil {
+	if err := linetest.Within(t, sent, "Send to return"); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	if v, err := sum.Result(); v != 3 || err != nil {
@@ -235,9 +236,9 @@ func TestBatchSendEnds(t *testing.T) {
 		p.Next()
 		p.Send(`{"jsonrpc":"2.0","id":1,"result":2}`)
 		p.Send(`{"jsonrpc":"2.0","method":"ping"}`)
-		within(t, pinged, "the notification read after the first response")
+		linetest.Within(t, pinged, "the notification read after the first response")
 		cancel()
-		if err := within(t, sent, "Send to return"); !errors.Is(err, context.Canceled) {
+		if err := linetest.Within(t, sent, "Send to return"); !errors.Is(err, context.Canceled) {
 			t.Errorf("Send: %v", err)
 		}
 		p.Expect(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}`)
@@ -296,13 +297,13 @@ func TestShutdownWritesTheBatchBeingRead(t *testing.T) {
 		<-release
 	}})
 	p.Send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"},5]`)
-	within(t, served, "the batch's request to be served")
-	within(t, inDrop, "the read loop to drop the batch's second element")
+	linetest.Within(t, served, "the batch's request to be served")
+	linetest.Within(t, inDrop, "the read loop to drop the batch's second element")
 	shut := make(chan error, 1)
 	go func() { shut <- p.conn.Shutdown(context.Background()) }()
 	close(release)
 	p.Expect(`[{"jsonrpc":"2.0","id":1,"result":"a"}]`)
-	if err := within(t, shut, "Shutdown to return"); err != nil {
+	if err := linetest.Within(t, shut, "Shutdown to return"); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -26,16 +26,6 @@ import (
 // blocked (synctest.Wait), which is where the Conn holds the most, then
 // measures the live heap against that formula, then lets the flood drain
 // and checks that nothing was lost.
-
-// liveHeap returns the bytes of live heap objects, after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC() // the second empties the pools' victim caches
-
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
 
 // memoryBound is the formula above for opts, with reply as the size of
 // one request's params and reply, plus 1 MiB for the test's own state.
@@ -106,7 +96,7 @@ type flooded struct {
 
 func startFlood(opts *rpc.Options) *flooded {
 	connIn, peerOut, peerIn, connOut := pipes()
-	f := &flooded{c: rpc.NewConn(connIn, connOut, opts), peerOut: peerOut, peerIn: peerIn, base: liveHeap()}
+	f := &flooded{c: rpc.NewConn(connIn, connOut, opts), peerOut: peerOut, peerIn: peerIn, base: linetest.LiveHeap()}
 	f.c.Start()
 	return f
 }
@@ -114,7 +104,7 @@ func startFlood(opts *rpc.Options) *flooded {
 // check fails the test if the Conn holds more than bound now.
 func (f *flooded) check(t *testing.T, bound int64, what string) {
 	t.Helper()
-	held := liveHeap() - f.base
+	held := linetest.LiveHeap() - f.base
 	t.Logf("%s: holding %d KiB (bound %d KiB)", what, held>>10, bound>>10)
 	if held > bound {
 		t.Fatalf("the Conn holds %d bytes, over the bound of %d", held, bound)
@@ -245,11 +235,11 @@ func TestFloodOfHugeUnmatchedResponses(t *testing.T) {
 	unmatched := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1000,"result":%q}`+"\n", strings.Repeat("r", frameLimit-100))
 	oversize := []byte(`{"jsonrpc":"2.0","id":"x","result":"` + strings.Repeat("o", 3*frameLimit) + `"}` + "\n")
 	var peak atomic.Int64
-	base := liveHeap()
+	base := linetest.LiveHeap()
 	drops := 0
 	opts := &rpc.Options{Handler: echoRegistry(), MaxFrameSize: frameLimit, OnDrop: func(d rpc.Drop) {
 		if drops++; drops%5 == 0 {
-			if h := liveHeap() - base; h > peak.Load() {
+			if h := linetest.LiveHeap() - base; h > peak.Load() {
 				peak.Store(h)
 			}
 		}
@@ -272,14 +262,14 @@ func TestFloodOfHugeUnmatchedResponses(t *testing.T) {
 // kept once the line is handled.
 func TestInvalidUTF8RepairIsNotKept(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
-	base := liveHeap()
+	base := linetest.LiveHeap()
 	p.Send(`{"jsonrpc":"2.0","method":"nobody","params":"` + strings.Repeat("\xff", 8<<20) + `"}`)
 	// Enough reads for the read buffer, grown for the line, to shrink back.
 	for i := range 20 {
 		p.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"after"}}`, i))
 		p.Expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"after"}}`, i))
 	}
-	if held := liveHeap() - base; held > 2<<20 {
+	if held := linetest.LiveHeap() - base; held > 2<<20 {
 		t.Fatalf("the Conn still holds %d bytes after the line", held)
 	}
 }
@@ -291,7 +281,7 @@ func TestInvalidUTF8RepairIsNotKept(t *testing.T) {
 func TestIdleConnIsSmall(t *testing.T) {
 	const conns = 200
 	var closers []func()
-	base := liveHeap()
+	base := linetest.LiveHeap()
 	for range conns {
 		connIn, peerOut, peerIn, connOut := pipes()
 		c := rpc.NewConn(connIn, connOut, &rpc.Options{Handler: echoRegistry()})
@@ -302,7 +292,7 @@ func TestIdleConnIsSmall(t *testing.T) {
 		}
 		closers = append(closers, func() { c.Close(); peerOut.Close(); peerIn.Close(); c.Wait() })
 	}
-	perConn := (liveHeap() - base) / conns
+	perConn := (linetest.LiveHeap() - base) / conns
 	t.Logf("%d bytes of heap per idle Conn", perConn)
 	if perConn > 16<<10 {
 		t.Fatalf("an idle Conn holds %d bytes, over 16 KiB", perConn)

@@ -11,45 +11,22 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
-type echoParams struct {
-	Text string `json:"text"`
-}
-
-type echoResult struct {
-	Echo string `json:"echo"`
-}
-
 var (
-	echo = rpc.NewMethod[echoParams, echoResult]("echo")
 	tick = rpc.NewNotification[rpc.NoParams]("tick")
 	note = rpc.NewNotification[echoParams]("note")
 )
-
-// call runs a typed call on its own goroutine and hands back its outcome.
-func call(ctx context.Context, c *rpc.Conn, text string) <-chan callResult {
-	ch := make(chan callResult, 1)
-	go func() {
-		r, err := echo.Call(ctx, c, echoParams{text})
-		ch <- callResult{r, err}
-	}()
-	return ch
-}
-
-type callResult struct {
-	r   echoResult
-	err error
-}
 
 func TestCallSettlesWithResult(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "hi")
 	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
-	if r := <-res; r.err != nil || r.r.Echo != "hi!" {
+	if r := <-res; r.Err != nil || r.Result.Echo != "hi!" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -61,8 +38,8 @@ func TestCallSettlesWithErrorObject(t *testing.T) {
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"nope","data":{"why":[1,2]}}}`)
 	r := <-res
 	var e *rpc.Error
-	if !errors.As(r.err, &e) {
-		t.Fatalf("err = %v, want *rpc.Error", r.err)
+	if !errors.As(r.Err, &e) {
+		t.Fatalf("err = %v, want *rpc.Error", r.Err)
 	}
 	if e.Code != -32000 || e.CodeMissing || e.Message != "nope" || string(e.Data) != `{"why":[1,2]}` {
 		t.Fatalf("error = %+v", e)
@@ -83,13 +60,13 @@ func TestResponseIDsMatchByTypeAndValue(t *testing.T) {
 	}
 	// JavaScript peers parse 1.0 and 1e0 as 1, so they name call 1 too.
 	p.Send(`{"jsonrpc":"2.0","id":1.0,"result":{"echo":"one"}}`)
-	if r := <-res; r.err != nil || r.r.Echo != "one" {
+	if r := <-res; r.Err != nil || r.Result.Echo != "one" {
 		t.Fatalf("got %+v", r)
 	}
 	res = call(context.Background(), p.conn, "b")
 	p.NextRequest() // id 2
 	p.Send(`{"jsonrpc":"2.0","id":2e0,"result":{"echo":"two"}}`)
-	if r := <-res; r.err != nil || r.r.Echo != "two" {
+	if r := <-res; r.Err != nil || r.Result.Echo != "two" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -101,8 +78,8 @@ func TestCallAbandonedByContextDropsLateResponse(t *testing.T) {
 	res := call(ctx, p.conn, "slow")
 	id := string(p.NextRequest().ID)
 	cancel()
-	if r := <-res; !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", r.err)
+	if r := <-res; !errors.Is(r.Err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", r.Err)
 	}
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"late"}}`)
 	if d := <-drops; d.Reason != rpc.DropUnmatchedResponse {
@@ -114,7 +91,7 @@ func TestDoneContextWritesNothing(t *testing.T) {
 	p := newPeer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := echo.Call(ctx, p.conn, echoParams{"x"}); !errors.Is(err, context.Canceled) {
+	if _, err := echo.Call(ctx, p.conn, echoParams{Text: "x"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call err = %v", err)
 	}
 	if err := tick.Notify(ctx, p.conn, rpc.NoParams{}); !errors.Is(err, context.Canceled) {
@@ -130,8 +107,8 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 	res := call(context.Background(), p.conn, "x")
 	p.NextRequest()
 	p.conn.Close()
-	if r := <-res; !errors.Is(r.err, rpc.ErrClosed) {
-		t.Fatalf("err = %v, want ErrClosed", r.err)
+	if r := <-res; !errors.Is(r.Err, rpc.ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", r.Err)
 	}
 	if _, err := echo.Call(context.Background(), p.conn, echoParams{}); !errors.Is(err, rpc.ErrClosed) {
 		t.Fatalf("call after Close: %v", err)
@@ -150,8 +127,8 @@ func TestInputEndFailsPendingCalls(t *testing.T) {
 	p.NextRequest()
 	p.Send(`{"jsonrpc":"2.0","id":99,"method":"unterminated"`[:20]) // garbage, then the end
 	p.CloseInput(nil)
-	if r := <-res; !errors.Is(r.err, rpc.ErrInputEnded) {
-		t.Fatalf("err = %v, want ErrInputEnded", r.err)
+	if r := <-res; !errors.Is(r.Err, rpc.ErrInputEnded) {
+		t.Fatalf("err = %v, want ErrInputEnded", r.Err)
 	}
 	<-p.conn.Done()
 	if !errors.Is(p.conn.Err(), rpc.ErrInputEnded) {
@@ -166,8 +143,8 @@ func TestInputErrorFailsPendingCalls(t *testing.T) {
 	res := call(context.Background(), p.conn, "x")
 	p.NextRequest()
 	p.CloseInput(errBrokenStream)
-	if r := <-res; !errors.Is(r.err, errBrokenStream) {
-		t.Fatalf("err = %v, want the input's error", r.err)
+	if r := <-res; !errors.Is(r.Err, errBrokenStream) {
+		t.Fatalf("err = %v, want the input's error", r.Err)
 	}
 }
 
@@ -199,8 +176,8 @@ func TestResultThatDoesNotDecode(t *testing.T) {
 	res := call(context.Background(), p.conn, "x")
 	id := string(p.NextRequest().ID)
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":42}}`)
-	if r := <-res; !errors.Is(r.err, rpc.ErrInvalidResult) {
-		t.Fatalf("err = %v, want ErrInvalidResult", r.err)
+	if r := <-res; !errors.Is(r.Err, rpc.ErrInvalidResult) {
+		t.Fatalf("err = %v, want ErrInvalidResult", r.Err)
 	}
 }
 
@@ -257,11 +234,11 @@ func TestOversizeResponseFailsItsCall(t *testing.T) {
 	res := call(context.Background(), p.conn, "big")
 	r := p.NextRequest()
 	p.Send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{"echo":"` + strings.Repeat("x", 4<<10) + `"}}`)
-	got := within(t, res, "the call answered by an oversize response")
-	if !errors.Is(got.err, rpc.ErrFrameTooLarge) || !strings.Contains(got.err.Error(), "response") {
-		t.Fatalf("call = %v, want ErrFrameTooLarge about the response", got.err)
+	got := linetest.Within(t, res, "the call answered by an oversize response")
+	if !errors.Is(got.Err, rpc.ErrFrameTooLarge) || !strings.Contains(got.Err.Error(), "response") {
+		t.Fatalf("call = %v, want ErrFrameTooLarge about the response", got.Err)
 	}
-	if d := within(t, drops, "the oversize drop"); d.Reason != rpc.DropOversize {
+	if d := linetest.Within(t, drops, "the oversize drop"); d.Reason != rpc.DropOversize {
 		t.Fatalf("drop %v, want DropOversize", d.Reason)
 	}
 	// A call whose oversize response does not show its id early waits on,
@@ -269,9 +246,9 @@ func TestOversizeResponseFailsItsCall(t *testing.T) {
 	res = call(context.Background(), p.conn, "big")
 	r = p.NextRequest()
 	p.Send(`{"jsonrpc":"2.0","result":{"echo":"` + strings.Repeat("x", 4<<10) + `"},"id":` + string(r.ID) + `}`)
-	within(t, drops, "the second oversize drop")
+	linetest.Within(t, drops, "the second oversize drop")
 	p.Answer(r, `{"echo":"small"}`)
-	if got := within(t, res, "the call answered again"); got.err != nil || got.r.Echo != "small" {
+	if got := linetest.Within(t, res, "the call answered again"); got.Err != nil || got.Result.Echo != "small" {
 		t.Fatalf("call = %+v", got)
 	}
 }
@@ -298,9 +275,9 @@ func TestCallReturnsAfterTheNotificationsAhead(t *testing.T) {
 		} else {
 			p.CloseInput(nil)
 		}
-		got := within(t, res, "the call to return")
+		got := linetest.Within(t, res, "the call to return")
 		if h := handled.Load(); h != int64((round+1)*n) {
-			t.Fatalf("after the %s: the call returned (%v) with %d notifications handled, want %d", end, got.err, h, (round+1)*n)
+			t.Fatalf("after the %s: the call returned (%v) with %d notifications handled, want %d", end, got.Err, h, (round+1)*n)
 		}
 	}
 }
@@ -339,7 +316,7 @@ func TestCallersReadingGetTheirOwnResults(t *testing.T) {
 		go func() {
 			for i := range calls {
 				text := fmt.Sprint(g, ".", i)
-				r, err := echo.Call(context.Background(), cl, echoParams{text})
+				r, err := echo.Call(context.Background(), cl, echoParams{Text: text})
 				if err == nil && r.Echo != text {
 					err = fmt.Errorf("call %q got %q", text, r.Echo)
 				}
@@ -352,7 +329,7 @@ func TestCallersReadingGetTheirOwnResults(t *testing.T) {
 		}()
 	}
 	for range callers {
-		if err := within(t, errs, "a caller's calls to end"); err != nil {
+		if err := linetest.Within(t, errs, "a caller's calls to end"); err != nil {
 			t.Fatal(err)
 		}
 	}

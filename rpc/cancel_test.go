@@ -9,43 +9,9 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
-
-// blocker is a registry whose method "block" reports each request's
-// context as its handler starts, then waits for its context to end or
-// for release, and returns the outcome its params ask for: "result" a
-// result, anything else ctx.Err() (or nil when released).
-type blocker struct {
-	reg     *rpc.Registry
-	started chan context.Context
-	ended   chan error // context.Cause at the handler's return
-	release chan struct{}
-}
-
-var block = rpc.NewMethod[echoParams, echoResult]("block")
-
-func newBlocker() *blocker {
-	b := &blocker{
-		reg:     echoRegistry(),
-		started: make(chan context.Context, 16),
-		ended:   make(chan error, 16),
-		release: make(chan struct{}),
-	}
-	rpc.Handle(b.reg, block, func(ctx context.Context, p echoParams) (echoResult, error) {
-		b.started <- ctx
-		select {
-		case <-ctx.Done():
-		case <-b.release:
-		}
-		b.ended <- context.Cause(ctx)
-		if p.Text == "result" {
-			return echoResult{Echo: "done anyway"}, nil
-		}
-		return echoResult{Echo: "released"}, ctx.Err()
-	})
-	return b
-}
 
 // A handler's context carries its request's method and raw id, and the
 // Conn; a notification handler's says it is one.
@@ -96,12 +62,12 @@ func TestRequestFromContext(t *testing.T) {
 
 // Close ends a running request's context with ErrClosed as its cause.
 func TestRequestContextEndsWithClose(t *testing.T) {
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	<-b.started
+	<-b.Started
 	p.conn.Close()
-	if cause := <-b.ended; !errors.Is(cause, rpc.ErrClosed) {
+	if cause := <-b.Ended; !errors.Is(cause, rpc.ErrClosed) {
 		t.Fatalf("cause %v, want ErrClosed", cause)
 	}
 }
@@ -109,10 +75,10 @@ func TestRequestContextEndsWithClose(t *testing.T) {
 // The end of the input does not end the running requests: they are
 // answered (the peer may still read, as a shell pipe's reader does).
 func TestRequestContextOutlivesTheInput(t *testing.T) {
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := <-b.started
+	ctx := <-b.Started
 	p.CloseInput(nil)
 	<-p.conn.Done()
 	if err := p.conn.Err(); !errors.Is(err, rpc.ErrInputEnded) {
@@ -121,32 +87,32 @@ func TestRequestContextOutlivesTheInput(t *testing.T) {
 	if err := ctx.Err(); err != nil {
 		t.Fatalf("the request's context ended with the input: %v", context.Cause(ctx))
 	}
-	close(b.release)
+	close(b.Release)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 }
 
 // Close after the end of the input ends the running requests with
 // ErrClosed too.
 func TestRequestContextEndsWithCloseAfterTheInput(t *testing.T) {
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	<-b.started
+	<-b.Started
 	p.CloseInput(nil)
 	<-p.conn.Done()
 	p.conn.Close()
-	if cause := <-b.ended; !errors.Is(cause, rpc.ErrClosed) {
+	if cause := <-b.Ended; !errors.Is(cause, rpc.ErrClosed) {
 		t.Fatalf("cause %v, want ErrClosed", cause)
 	}
 }
 
 // A request's context ends when its handler returns.
 func TestRequestContextEndsWhenTheHandlerReturns(t *testing.T) {
-	b := newBlocker()
-	close(b.release)
-	p := newPeer(t, &rpc.Options{Handler: b.reg})
+	b := linetest.NewBlocker()
+	close(b.Release)
+	p := newPeer(t, &rpc.Options{Handler: b.Reg})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := <-b.started
+	ctx := <-b.Started
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), rpc.ErrPeerCancelled) {
 		t.Fatalf("after the handler returned: %v, cause %v", ctx.Err(), context.Cause(ctx))
@@ -157,22 +123,22 @@ func TestRequestContextEndsWhenTheHandlerReturns(t *testing.T) {
 // with the reason in its cause, and the request gets no response, whatever
 // its handler returns. Ids match by JSON value: 1.0 and 1e0 name 1.
 func TestMCPCancelInbound(t *testing.T) {
-	b := newBlocker()
+	b := linetest.NewBlocker()
 	drops := make(chan rpc.Drop, 16)
-	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+	p := newPeer(t, &rpc.Options{Handler: b.Reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
 	for _, tc := range []struct{ id, text, cancelID, reason string }{
 		{`1`, "error", `1.0`, `"user"`},
 		{`2`, "result", `2e0`, ``},
 		{`"s"`, "error", `"\u0073"`, `"why not"`},
 	} {
 		p.Send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"` + tc.text + `"}}`)
-		<-b.started
+		<-b.Started
 		params := `{"requestId":` + tc.cancelID
 		if tc.reason != "" {
 			params += `,"reason":` + tc.reason
 		}
 		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}}`)
-		cause := <-b.ended
+		cause := <-b.Ended
 		if !errors.Is(cause, rpc.ErrPeerCancelled) {
 			t.Fatalf("cause %v, want ErrPeerCancelled", cause)
 		}
@@ -194,20 +160,20 @@ func TestMCPCancelInbound(t *testing.T) {
 // then returns an error is answered -32800, one that returns a result has
 // it sent.
 func TestLSPCancelInbound(t *testing.T) {
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.LSPCancellation()})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg, Cancellation: rpc.LSPCancellation()})
 	p.Send(`{"jsonrpc":"2.0","id":"a","method":"block","params":{"text":"error"}}`)
-	<-b.started
+	<-b.Started
 	p.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
 	p.Expect(`{"jsonrpc":"2.0","id":"a","error":{"code":-32800,"message":"request cancelled"}}`)
-	if cause := <-b.ended; !errors.Is(cause, rpc.ErrPeerCancelled) {
+	if cause := <-b.Ended; !errors.Is(cause, rpc.ErrPeerCancelled) {
 		t.Fatalf("cause %v", cause)
 	}
 	p.Send(`{"jsonrpc":"2.0","id":7,"method":"block","params":{"text":"result"}}`)
-	<-b.started
+	<-b.Started
 	p.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
 	p.Expect(`{"jsonrpc":"2.0","id":7,"result":{"echo":"done anyway"}}`)
-	<-b.ended
+	<-b.Ended
 }
 
 // A request still waiting for a handler slot is settled at once when the
@@ -224,10 +190,10 @@ func TestCancelWaitingRequest(t *testing.T) {
 		{"LSP", rpc.LSPCancellation(), `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"request cancelled"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBlocker()
-			p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: tc.policy, MaxConcurrentRequests: 1})
+			b := linetest.NewBlocker()
+			p := newPeer(t, &rpc.Options{Handler: b.Reg, Cancellation: tc.policy, MaxConcurrentRequests: 1})
 			p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-			<-b.started
+			<-b.Started
 			p.Send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`) // waits for the slot
 			p.Send(tc.cancel)
 			if tc.answer != "" {
@@ -238,13 +204,13 @@ func TestCancelWaitingRequest(t *testing.T) {
 			// shows that the cancel before it was handled.
 			p.Send(`{"jsonrpc":"2.0","id":"sync","method":"nosuch"}`)
 			p.Expect(`{"jsonrpc":"2.0","id":"sync","error":{"code":-32601,"message":"method not found: nosuch"}}`)
-			close(b.release)
+			close(b.Release)
 			p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
-			<-b.ended
+			<-b.Ended
 			p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"after"}}`)
 			p.Expect(`{"jsonrpc":"2.0","id":3,"result":{"echo":"after"}}`)
 			select {
-			case <-b.started:
+			case <-b.Started:
 				t.Fatal("the cancelled request ran")
 			default:
 			}
@@ -256,12 +222,12 @@ func TestCancelWaitingRequest(t *testing.T) {
 // JSON type, malformed) are ignored and reported.
 func TestCancelUnmatched(t *testing.T) {
 	drops := make(chan rpc.Drop, 16)
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"quick"}}`)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"quick"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":2,"method":"block","params":{"text":"x"}}`)
-	<-b.started
+	<-b.Started
 	for _, tc := range []struct {
 		params string
 		want   rpc.DropReason
@@ -279,11 +245,11 @@ func TestCancelUnmatched(t *testing.T) {
 		}
 	}
 	select {
-	case ctx := <-b.started:
+	case ctx := <-b.Started:
 		t.Fatalf("unexpected start %v", ctx)
 	default:
 	}
-	close(b.release)
+	close(b.Release)
 	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"echo":"released"}}`)
 }
 
@@ -291,10 +257,10 @@ func TestCancelUnmatched(t *testing.T) {
 // other: the request runs on and is answered.
 func TestNoPolicyNoCancellation(t *testing.T) {
 	drops := make(chan rpc.Drop, 16)
-	b := newBlocker()
-	p := newPeer(t, &rpc.Options{Handler: b.reg, OnDrop: func(d rpc.Drop) { drops <- d }})
+	b := linetest.NewBlocker()
+	p := newPeer(t, &rpc.Options{Handler: b.Reg, OnDrop: func(d rpc.Drop) { drops <- d }})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"text":"x"}}`)
-	ctx := <-b.started
+	ctx := <-b.Started
 	p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 	if d := <-drops; d.Reason != rpc.DropUnhandledNotification {
 		t.Fatalf("drop %+v", d)
@@ -302,7 +268,7 @@ func TestNoPolicyNoCancellation(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the request was cancelled without a policy")
 	}
-	close(b.release)
+	close(b.Release)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"released"}}`)
 }
 
@@ -327,7 +293,7 @@ func TestCancelOutbound(t *testing.T) {
 			res := call(ctx, p.conn, "slow")
 			p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`)
 			cancel(errors.New("user gave up"))
-			if r := <-res; !errors.Is(r.err, context.Canceled) {
+			if r := <-res; !errors.Is(r.Err, context.Canceled) {
 				t.Fatalf("call = %+v, want context.Canceled", r)
 			}
 			if tc.policy == nil {
@@ -361,12 +327,12 @@ func TestCancelOutboundOnlyWhatWasWritten(t *testing.T) {
 		second := call(ctx2, c, "second")
 		synctest.Wait() // queued behind the Write
 		cancel2()
-		if r := <-second; !errors.Is(r.err, context.Canceled) {
-			t.Fatalf("second: %v", r.err)
+		if r := <-second; !errors.Is(r.Err, context.Canceled) {
+			t.Fatalf("second: %v", r.Err)
 		}
 		cancel1()
-		if r := <-first; !errors.Is(r.err, context.Canceled) {
-			t.Fatalf("first: %v", r.err)
+		if r := <-first; !errors.Is(r.Err, context.Canceled) {
+			t.Fatalf("first: %v", r.Err)
 		}
 		close(out.release)
 		if err := c.Shutdown(context.Background()); err != nil {
@@ -389,7 +355,7 @@ func TestNotificationHandlerCallsItsPeer(t *testing.T) {
 	reg := rpc.NewRegistry()
 	got := make(chan string, 2)
 	rpc.HandleNotification(reg, note, func(ctx context.Context, p echoParams) {
-		r, err := echo.Call(ctx, rpc.ConnFromContext(ctx), echoParams{p.Text})
+		r, err := echo.Call(ctx, rpc.ConnFromContext(ctx), echoParams{Text: p.Text})
 		if err != nil {
 			got <- "error: " + err.Error()
 			return
@@ -464,17 +430,17 @@ func TestCancelMatchesIDsExactly(t *testing.T) {
 		{`1.5`, `1.4999999999999999999`, `15e-1`},
 		{`"a"`, `"A"`, `"\u0061"`},
 	} {
-		b := newBlocker()
+		b := linetest.NewBlocker()
 		drops := make(chan rpc.Drop, 4)
-		p := newPeer(t, &rpc.Options{Handler: b.reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
+		p := newPeer(t, &rpc.Options{Handler: b.Reg, Cancellation: rpc.MCPCancellation(), OnDrop: func(d rpc.Drop) { drops <- d }})
 		p.Send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block","params":{"text":"error"}}`)
-		within(t, b.started, "the handler to start")
+		linetest.Within(t, b.Started, "the handler to start")
 		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.other + `}}`)
-		if d := within(t, drops, "the unmatched cancel's drop"); d.Reason != rpc.DropUnmatchedCancel {
+		if d := linetest.Within(t, drops, "the unmatched cancel's drop"); d.Reason != rpc.DropUnmatchedCancel {
 			t.Fatalf("%s cancelled by %s: drop %v, want DropUnmatchedCancel", tc.id, tc.other, d.Reason)
 		}
 		p.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.same + `}}`)
-		if cause := within(t, b.ended, "the handler to end"); !errors.Is(cause, rpc.ErrPeerCancelled) {
+		if cause := linetest.Within(t, b.Ended, "the handler to end"); !errors.Is(cause, rpc.ErrPeerCancelled) {
 			t.Fatalf("%s cancelled by %s: cause %v", tc.id, tc.same, cause)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -197,16 +198,16 @@ func TestShutdownAnswersWhatWasRead(t *testing.T) {
 	// Frames are read in order: once this one, which has no handler, is
 	// dropped, both requests were read.
 	p.Send(`{"jsonrpc":"2.0","method":"probe"}`)
-	if d := within(t, drops, "the probe's drop"); d.Reason != rpc.DropUnhandledNotification {
+	if d := linetest.Within(t, drops, "the probe's drop"); d.Reason != rpc.DropUnhandledNotification {
 		t.Fatalf("dropped as %v, want DropUnhandledNotification", d.Reason)
 	}
 	close(entered)
-	if err := within(t, shutdown, "Shutdown called by a handler to return"); err != nil {
+	if err := linetest.Within(t, shutdown, "Shutdown called by a handler to return"); err != nil {
 		t.Fatalf("Shutdown from the handler = %v", err)
 	}
 	// Read after Shutdown began: dropped, not served.
 	p.Send(`{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"late"}}`)
-	if d := within(t, drops, "the late request's drop"); d.Reason != rpc.DropShutdown {
+	if d := linetest.Within(t, drops, "the late request's drop"); d.Reason != rpc.DropShutdown {
 		t.Fatalf("dropped as %v, want DropShutdown", d.Reason)
 	}
 	select {
@@ -235,7 +236,7 @@ func TestShutdownWaitsForTheAnswers(t *testing.T) {
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg})
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
-	within(t, entered, "the handler to start")
+	linetest.Within(t, entered, "the handler to start")
 	shut := make(chan error, 1)
 	go func() { shut <- p.conn.Shutdown(context.Background()) }()
 	select {
@@ -245,7 +246,7 @@ func TestShutdownWaitsForTheAnswers(t *testing.T) {
 	}
 	close(release)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"result":{"echo":"x"}}`)
-	if err := within(t, shut, "Shutdown to return"); err != nil {
+	if err := linetest.Within(t, shut, "Shutdown to return"); err != nil {
 		t.Fatalf("Shutdown = %v", err)
 	}
 	if err := p.conn.Shutdown(context.Background()); err != nil {
@@ -269,7 +270,7 @@ func TestWaitAndNotifyAfterTheInputEnded(t *testing.T) {
 		if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 			t.Fatalf("Wait = %v", err)
 		}
-		if err := within(t, notified, "the racing Notify"); err != nil && !errors.Is(err, rpc.ErrInputEnded) {
+		if err := linetest.Within(t, notified, "the racing Notify"); err != nil && !errors.Is(err, rpc.ErrInputEnded) {
 			t.Fatalf("Notify racing Wait = %v", err)
 		}
 		if err := c.Notify(context.Background(), "later", nil); !errors.Is(err, rpc.ErrInputEnded) {
@@ -293,7 +294,7 @@ func TestConcurrentCallersBothWaysDoNotDeadlock(t *testing.T) {
 		}
 		go func() {
 			for range 200 {
-				if r, err := echo.Call(context.Background(), c, echoParams{"x"}); err != nil || r.Echo != "x" {
+				if r, err := echo.Call(context.Background(), c, echoParams{Text: "x"}); err != nil || r.Echo != "x" {
 					done <- fmt.Errorf("call: %v %v", r, err)
 					return
 				}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -59,7 +60,7 @@ func (g *gated) checkAlone(t *testing.T) {
 // expectStart fails the test unless the next handler to start is want's.
 func (g *gated) expectStart(t *testing.T, want string) {
 	t.Helper()
-	if got := within(t, g.started, "handler "+want+" to start"); got != want {
+	if got := linetest.Within(t, g.started, "handler "+want+" to start"); got != want {
 		t.Fatalf("handler %q started, want %q", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -52,7 +53,7 @@ func (p *wirePeer) sendBytes(b []byte) {
 		_, err := p.in.Write(b)
 		done <- err
 	}()
-	if err := within(p.t, done, "the Conn to read what the peer sent"); err != nil {
+	if err := linetest.Within(p.t, done, "the Conn to read what the peer sent"); err != nil {
 		p.t.Fatalf("sending: %v", err)
 	}
 }
@@ -91,7 +92,7 @@ func (p *wirePeer) nextContentLength() string {
 		_, err = io.ReadFull(p.out, body)
 		ch <- result{string(body), err}
 	}()
-	r := within(p.t, ch, "a Content-Length frame from the Conn")
+	r := linetest.Within(p.t, ch, "a Content-Length frame from the Conn")
 	if r.err != nil {
 		p.t.Fatalf("reading a frame: %v", r.err)
 	}
@@ -106,7 +107,7 @@ func (p *wirePeer) nextLine() string {
 		line, _ := p.out.ReadString('\n')
 		ch <- line
 	}()
-	line := within(p.t, ch, "a line from the Conn")
+	line := linetest.Within(p.t, ch, "a line from the Conn")
 	if !strings.HasSuffix(line, "\n") {
 		p.t.Fatalf("not a line: %q", line)
 	}
@@ -197,7 +198,7 @@ func TestContentLengthBadHeadersAreDroppedAndSkipped(t *testing.T) {
 	}
 	for i, c := range cases {
 		p.send(c.garbage + req(i))
-		got := within(t, d.ch, "a drop of "+c.garbage)
+		got := linetest.Within(t, d.ch, "a drop of "+c.garbage)
 		if got.Reason != c.reason || c.err != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), c.err)) {
 			t.Errorf("%q: dropped %v (%v), want %v (%s)", c.garbage, got.Reason, got.Err, c.reason, c.err)
 		}
@@ -213,11 +214,11 @@ func TestContentLengthCutBodyIsUnterminated(t *testing.T) {
 	p := newWirePeer(t, &rpc.Options{Framing: rpc.ContentLengthFraming, OnDrop: d.on})
 	p.send("Content-Length: 10\r\n\r\n{}")
 	p.in.Close()
-	got := within(t, d.ch, "the drop of the cut frame")
+	got := linetest.Within(t, d.ch, "the drop of the cut frame")
 	if got.Reason != rpc.DropUnterminated {
 		t.Errorf("dropped %v, want DropUnterminated", got.Reason)
 	}
-	within(t, p.conn.Done(), "the Conn to end")
+	linetest.Within(t, p.conn.Done(), "the Conn to end")
 	if !errors.Is(p.conn.Err(), rpc.ErrInputEnded) {
 		t.Errorf("Err() = %v", p.conn.Err())
 	}
@@ -232,7 +233,7 @@ func TestContentLengthOversizeResponseFailsItsCall(t *testing.T) {
 	}()
 	p.nextContentLength()
 	p.send(clFrame(`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("y", 100) + `"}`))
-	if err := within(t, errc, "the call to fail"); !errors.Is(err, rpc.ErrFrameTooLarge) {
+	if err := linetest.Within(t, errc, "the call to fail"); !errors.Is(err, rpc.ErrFrameTooLarge) {
 		t.Errorf("call: %v, want ErrFrameTooLarge", err)
 	}
 }
@@ -294,7 +295,7 @@ func TestDetectFraming(t *testing.T) {
 		if got, want := p.nextContentLength(), `{"jsonrpc":"2.0","method":"early","params":1}`; got != want {
 			t.Errorf("notification %q, want %q", got, want)
 		}
-		if err := within(t, sent, "Notify to return"); err != nil {
+		if err := linetest.Within(t, sent, "Notify to return"); err != nil {
 			t.Errorf("Notify: %v", err)
 		}
 	})
@@ -304,14 +305,14 @@ func TestDetectFraming(t *testing.T) {
 		sent := make(chan error, 1)
 		go func() { sent <- rpc.NewNotification[int]("early").Notify(ctx, p.conn, 1) }()
 		cancel()
-		if err := within(t, sent, "Notify to return"); !errors.Is(err, context.Canceled) {
+		if err := linetest.Within(t, sent, "Notify to return"); !errors.Is(err, context.Canceled) {
 			t.Errorf("Notify: %v, want context.Canceled", err)
 		}
 	})
 	t.Run("an input that ends at once keeps newline framing", func(t *testing.T) {
 		p := newWirePeer(t, &rpc.Options{Framing: rpc.DetectFraming})
 		p.in.Close()
-		within(t, p.conn.Done(), "the Conn to end")
+		linetest.Within(t, p.conn.Done(), "the Conn to end")
 		if f := p.conn.Framing(); f != rpc.NewlineFraming {
 			t.Errorf("Framing() = %v", f)
 		}
@@ -335,11 +336,11 @@ func TestFloodOfContentLengthGarbage(t *testing.T) {
 	garbage := []byte("not a header\r\n" + strings.Repeat("g", 2*frameLimit) + "\r\n\r\n")
 	fits := []byte(clFrame(`{"jsonrpc":"2.0","id":"x","result":"` + strings.Repeat("r", frameLimit-100) + `"}`))
 	var peak atomic.Int64
-	base := liveHeap()
+	base := linetest.LiveHeap()
 	drops := 0
 	opts := &rpc.Options{Framing: rpc.ContentLengthFraming, Handler: stringEcho(), MaxFrameSize: frameLimit, OnDrop: func(d rpc.Drop) {
 		if drops++; drops%5 == 0 {
-			if h := liveHeap() - base; h > peak.Load() {
+			if h := linetest.LiveHeap() - base; h > peak.Load() {
 				peak.Store(h)
 			}
 		}
@@ -374,7 +375,7 @@ func TestDetectFramingEdges(t *testing.T) {
 	boom := errors.New("boom")
 	c = rpc.NewConn(&oneReadThenError{data: "{}\n", err: boom}, io.Discard, &rpc.Options{Framing: rpc.DetectFraming})
 	c.Start()
-	within(t, c.Done(), "the Conn to end")
+	linetest.Within(t, c.Done(), "the Conn to end")
 	if err := c.Err(); !errors.Is(err, boom) {
 		t.Errorf("Err() = %v, want the read error", err)
 	}

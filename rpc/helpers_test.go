@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -24,24 +25,18 @@ func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	return &peer{Peer: p, conn: c}
 }
 
-// waitBound bounds every wait of these tests for an event: a failure
-// report after a generous time, never a pace.
-const waitBound = time.Minute
+// The echo fixtures these tests use throughout, shared with the other
+// packages' tests in linetest, under short names.
+type (
+	echoParams = linetest.EchoParams
+	echoResult = linetest.EchoResult
+)
 
-// within returns what ch yields, or fails the test, saying what it
-// waited for, when nothing comes within waitBound.
-func within[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	timer := time.NewTimer(waitBound)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("waited %v for %s", waitBound, what)
-		panic("unreachable")
-	}
-}
+var (
+	echo         = linetest.Echo
+	echoRegistry = linetest.EchoRegistry
+	call         = linetest.Call
+)
 
 // interruptible gives the Conn's input the SetReadDeadline of the streams
 // whose blocked reads Close can interrupt (net.Conn, os.Pipe), as far as

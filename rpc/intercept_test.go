@@ -112,7 +112,7 @@ func TestCallInterceptor(t *testing.T) {
 	res := call(context.Background(), p.conn, "hi")
 	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi!"}}`)
-	if r := <-res; r.err != nil || r.r.Echo != "hi!" {
+	if r := <-res; r.Err != nil || r.Result.Echo != "hi!" {
 		t.Fatalf("call: %+v", r)
 	}
 	if got, want := <-seen, `echo {Text:hi} notification=false id=1 result={"echo":"hi!"} err=<nil>`; got != want {
@@ -122,7 +122,7 @@ func TestCallInterceptor(t *testing.T) {
 	res = call(context.Background(), p.conn, "bad")
 	p.Expect(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"bad"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":2,"error":{"code":7,"message":"no"}}`)
-	if r := <-res; r.err == nil {
+	if r := <-res; r.Err == nil {
 		t.Fatal("call succeeded")
 	}
 	if got, want := <-seen, `echo {Text:bad} notification=false id=2 result= err=jsonrpc error 7: no`; got != want {

@@ -12,25 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
-
-func echoRegistry() *rpc.Registry {
-	reg := rpc.NewRegistry()
-	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
-		switch p.Text {
-		case "fail":
-			return echoResult{}, errors.New("it failed")
-		case "coded":
-			return echoResult{}, fmt.Errorf("wrapped: %w", &rpc.Error{Code: 42, Message: "coded", Data: json.RawMessage(`{"k":"v"}`)})
-		case "panic":
-			panic("boom")
-		}
-		return echoResult{Echo: p.Text}, nil
-	})
-	return reg
-}
 
 func TestHandlerResultAndErrors(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: echoRegistry()})
@@ -159,7 +144,7 @@ func TestResponsesAreNotQueuedBehindRequests(t *testing.T) {
 	reg := rpc.NewRegistry()
 	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
 		c := rpc.ConnFromContext(ctx)
-		r, err := echo.Call(ctx, c, echoParams{"inner " + p.Text})
+		r, err := echo.Call(ctx, c, echoParams{Text: "inner " + p.Text})
 		return echoResult{Echo: "outer " + r.Echo}, err
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
@@ -206,7 +191,7 @@ func TestSecondCallOfAHandlerThatRunsLent(t *testing.T) {
 		case "outer":
 			c := rpc.ConnFromContext(ctx)
 			for _, text := range []string{"ping1", "ping2"} {
-				if _, err := echo.Call(ctx, c, echoParams{text}); err != nil {
+				if _, err := echo.Call(ctx, c, echoParams{Text: text}); err != nil {
 					return echoResult{}, err
 				}
 			}
@@ -220,7 +205,7 @@ func TestSecondCallOfAHandlerThatRunsLent(t *testing.T) {
 	p.Send(`{"jsonrpc":"2.0","id":"o","method":"echo","params":{"text":"outer"}}`)
 	ping1 := p.NextRequest() // outer lends its only slot while it waits
 	p.Send(`{"jsonrpc":"2.0","id":"s","method":"echo","params":{"text":"slow"}}`)
-	within(t, slowStarted, "the slow request to start on the lent slot")
+	linetest.Within(t, slowStarted, "the slow request to start on the lent slot")
 	p.Answer(ping1, `{"echo":"PING1"}`) // outer runs on, lent: the slot is slow's
 	ping2 := p.NextRequest()
 	p.Send(`{"jsonrpc":"2.0","id":"f","method":"echo","params":{"text":"fast"}}`) // waits for the slot
@@ -346,7 +331,7 @@ func TestConcurrentWritersNeverInterleave(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				text := strings.Repeat(string(rune('a'+g)), 1000+i)
-				if err := note.Notify(context.Background(), c, echoParams{text}); err != nil {
+				if err := note.Notify(context.Background(), c, echoParams{Text: text}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -497,18 +482,18 @@ func TestMembersAfterUntypedParams(t *testing.T) {
 	p.Send(`{"jsonrpc":"2.0","method":"n3","params":{"a":1},"params":{"b":2}}`)
 	// A fault after params, or in them, drops the frame.
 	p.Send(`{"jsonrpc":"2.0","method":"n4","params":{"a":1},}`)
-	if d := within(t, drops, "the drop of a fault after params"); d.Reason != rpc.DropMalformed {
+	if d := linetest.Within(t, drops, "the drop of a fault after params"); d.Reason != rpc.DropMalformed {
 		t.Fatalf("drop %+v, want DropMalformed", d)
 	}
 	p.Send(`{"jsonrpc":"2.0","method":"n5","params":{"a":}}`)
-	if d := within(t, drops, "the drop of malformed params"); d.Reason != rpc.DropMalformed {
+	if d := linetest.Within(t, drops, "the drop of malformed params"); d.Reason != rpc.DropMalformed {
 		t.Fatalf("drop %+v, want DropMalformed", d)
 	}
 	p.Send(`{"jsonrpc":"2.0","method":"r2","params":[true],"id":2}`)
 	p.Expect(`{"jsonrpc":"2.0","id":2,"result":{"method":"r2","params":[true]}}`)
 
 	for _, want := range []string{`n1 {"a":[1,{"b":"}"}]}`, `n2 "x"`, `n3 {"b":2}`} {
-		if got := within(t, notes, want); got != want {
+		if got := linetest.Within(t, notes, want); got != want {
 			t.Fatalf("notification %q, want %q", got, want)
 		}
 	}
@@ -548,7 +533,7 @@ func TestMethodAfterGuessedParams(t *testing.T) {
 		p.Send(c.send)
 		if c.expect != "" {
 			p.Expect(c.expect)
-		} else if got := within(t, notes, c.note); got != c.note {
+		} else if got := linetest.Within(t, notes, c.note); got != c.note {
 			t.Fatalf("notification %q, want %q", got, c.note)
 		}
 	}
@@ -693,7 +678,7 @@ func TestNotificationHandlerCallingBackDoesNotHoldRequests(t *testing.T) {
 	if err := rpc.NewNotification[rpc.NoParams]("open").Notify(context.Background(), cb, rpc.NoParams{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := within(t, done, "the notification handler's call, whose peer calls back"); err != nil {
+	if err := linetest.Within(t, done, "the notification handler's call, whose peer calls back"); err != nil {
 		t.Errorf("probe: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
@@ -60,21 +61,21 @@ func TestWaitsEndWithTheirContextWhileTheOutputIsStuck(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		if _, err := echo.Call(ctx, c, echoParams{"second"}); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := echo.Call(ctx, c, echoParams{Text: "second"}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("call behind the stuck Write: %v", err)
 		}
-		if err := note.Notify(context.Background(), c, echoParams{"third"}); err != nil {
+		if err := note.Notify(context.Background(), c, echoParams{Text: "third"}); err != nil {
 			t.Fatalf("notify behind the stuck Write: %v", err)
 		}
 		ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		if err := note.Notify(ctx, c, echoParams{strings.Repeat("fourth", 20)}); !errors.Is(err, context.DeadlineExceeded) {
+		if err := note.Notify(ctx, c, echoParams{Text: strings.Repeat("fourth", 20)}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("notify behind a full queue: %v", err)
 		}
 
 		c.Close()
-		if r := <-first; !errors.Is(r.err, rpc.ErrClosed) {
-			t.Fatalf("call in the stuck Write after Close: %v", r.err)
+		if r := <-first; !errors.Is(r.Err, rpc.ErrClosed) {
+			t.Fatalf("call in the stuck Write after Close: %v", r.Err)
 		}
 		close(out.release)
 		feed.Close()
@@ -105,9 +106,9 @@ func TestACallFailedByTheInputsEndIsNotWritten(t *testing.T) {
 		second := call(context.Background(), c, "second")
 		synctest.Wait() // second's request is queued, its caller waits
 		feed.Close()
-		for _, r := range []<-chan callResult{first, second} {
-			if res := <-r; !errors.Is(res.err, rpc.ErrInputEnded) {
-				t.Fatalf("call when the input ended: %v", res.err)
+		for _, r := range []<-chan linetest.CallResult{first, second} {
+			if res := <-r; !errors.Is(res.Err, rpc.ErrInputEnded) {
+				t.Fatalf("call when the input ended: %v", res.Err)
 			}
 		}
 		close(out.release)
@@ -149,7 +150,7 @@ func TestShortWriteEndsTheConnection(t *testing.T) {
 	c := rpc.NewConn(in, shortWriter{}, nil)
 	c.Start()
 	defer func() { c.Close(); feed.Close(); c.Wait() }()
-	if _, err := echo.Call(context.Background(), c, echoParams{"x"}); !errors.Is(err, io.ErrShortWrite) {
+	if _, err := echo.Call(context.Background(), c, echoParams{Text: "x"}); !errors.Is(err, io.ErrShortWrite) {
 		t.Fatalf("Call = %v, want io.ErrShortWrite", err)
 	}
 	<-c.Done()
@@ -188,7 +189,7 @@ func TestOversizeFramesAreRefusedAtTheSender(t *testing.T) {
 		return echoResult{Echo: strings.Repeat("y", 2000)}, nil
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxFrameSize: 1000})
-	big := echoParams{strings.Repeat("x", 2000)}
+	big := echoParams{Text: strings.Repeat("x", 2000)}
 	if _, err := echo.Call(context.Background(), p.conn, big); !errors.Is(err, rpc.ErrFrameTooLarge) {
 		t.Fatalf("Call = %v, want ErrFrameTooLarge", err)
 	}
@@ -220,7 +221,7 @@ func TestCallsNeverDoThePeersWork(t *testing.T) {
 	// The peer now stops reading: the echo's reply waits in a Write.
 	p.Send(`{"jsonrpc":"2.0","id":"e","method":"echo","params":{"text":"unread"}}`)
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":"done"}}`)
-	if r := <-res; r.err != nil || r.r.Echo != "done" {
+	if r := <-res; r.Err != nil || r.Result.Echo != "done" {
 		t.Fatalf("call = %+v while the slow handler runs and a reply is unread", r)
 	}
 }
@@ -256,7 +257,7 @@ func TestBothEndsCallingBackUnderLoadNeverDeadlock(t *testing.T) {
 			from = b
 		}
 		wg.Go(func() {
-			r, err := ping.Call(context.Background(), from, echoParams{fmt.Sprint(i)})
+			r, err := ping.Call(context.Background(), from, echoParams{Text: fmt.Sprint(i)})
 			var e *rpc.Error
 			switch {
 			case err == nil && r.Echo == fmt.Sprint(i):
@@ -294,8 +295,8 @@ func TestCloseDoesNotWaitForAnUninterruptibleRead(t *testing.T) {
 	c.Start()
 	res := call(context.Background(), c, "x")
 	c.Close()
-	if r := <-res; !errors.Is(r.err, rpc.ErrClosed) {
-		t.Fatalf("call = %v, want ErrClosed", r.err)
+	if r := <-res; !errors.Is(r.Err, rpc.ErrClosed) {
+		t.Fatalf("call = %v, want ErrClosed", r.Err)
 	}
 	feed.Close() // the read returns; the read loop exits
 	c.Wait()
@@ -310,8 +311,8 @@ func TestWriteTimeoutEndsAStalledConnection(t *testing.T) {
 		c := rpc.NewConn(in, out, &rpc.Options{WriteTimeout: 5 * time.Second})
 		c.Start()
 		res := call(context.Background(), c, "x")
-		if r := <-res; !errors.Is(r.err, rpc.ErrWriteTimeout) {
-			t.Fatalf("call = %v, want ErrWriteTimeout", r.err)
+		if r := <-res; !errors.Is(r.Err, rpc.ErrWriteTimeout) {
+			t.Fatalf("call = %v, want ErrWriteTimeout", r.Err)
 		}
 		if !errors.Is(c.Err(), rpc.ErrWriteTimeout) {
 			t.Fatalf("Err = %v", c.Err())

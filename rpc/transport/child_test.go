@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/proctest"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -69,9 +70,9 @@ func TestChildCloseLadder(t *testing.T) {
 		signal       syscall.Signal
 	}{
 		// Exits at the end of its input.
-		{"stdin-eof", `cat >/dev/null; exit 4`, transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound}, 4, 0},
+		{"stdin-eof", `cat >/dev/null; exit 4`, transport.ChildOptions{EOFGrace: linetest.WaitBound, KillGrace: linetest.WaitBound}, 4, 0},
 		// Ignores the end of its input: SIGTERM ends it.
-		{"sigterm", `echo ready >&2; exec sleep 1000`, transport.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: waitBound}, -1, syscall.SIGTERM},
+		{"sigterm", `echo ready >&2; exec sleep 1000`, transport.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: linetest.WaitBound}, -1, syscall.SIGTERM},
 		// Ignores SIGTERM too (sleep inherits the ignored signal): SIGKILL.
 		{"sigkill", `trap "" TERM; echo ready >&2; exec sleep 1000`, transport.ChildOptions{EOFGrace: 50 * time.Millisecond, KillGrace: 300 * time.Millisecond}, -1, syscall.SIGKILL},
 	}
@@ -110,7 +111,7 @@ func TestChildCloseLadder(t *testing.T) {
 func TestChildGrandchildSwept(t *testing.T) {
 	needsProcessGroups(t)
 	rpctest.CheckNoLeak(t)
-	ch, cmd, stderr := startSh(t, `sleep 1000 & echo "grandchild $!" >&2; cat >/dev/null`, &transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
+	ch, cmd, stderr := startSh(t, `sleep 1000 & echo "grandchild $!" >&2; cat >/dev/null`, &transport.ChildOptions{EOFGrace: linetest.WaitBound, KillGrace: linetest.WaitBound})
 	line := stderr.WaitFor(t, func(d []byte) bool { return bytes.HasSuffix(d, []byte("\n")) })
 	grandchild, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(string(line)), "grandchild "))
 	if err != nil {
@@ -141,7 +142,7 @@ func TestChildStderrTail(t *testing.T) {
 	if err := ch.Conn().Notify(t.Context(), "go on", nil); err != nil {
 		t.Fatal(err)
 	}
-	within(t, ch.Exited(), "the child to exit")
+	linetest.Within(t, ch.Exited(), "the child to exit")
 	// Once the child has exited, StderrTail lets the reader take in the
 	// rest of the pipe.
 	want := "line 3|line 4|line 5|no newline"
@@ -178,8 +179,8 @@ func TestChildStartErrors(t *testing.T) {
 // end of its input, the first step.
 func TestChildOverServeStdio(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	ch, cmd, _ := startHelper(t, &transport.ChildOptions{EOFGrace: waitBound, KillGrace: waitBound})
-	if res := within(t, call(t.Context(), ch.Conn(), "hello"), "the echo"); res.err != nil || res.r.Echo != "hello" {
+	ch, cmd, _ := startHelper(t, &transport.ChildOptions{EOFGrace: linetest.WaitBound, KillGrace: linetest.WaitBound})
+	if res := linetest.Within(t, linetest.Call(t.Context(), ch.Conn(), "hello"), "the echo"); res.Err != nil || res.Result.Echo != "hello" {
 		t.Fatalf("echo: %+v", res)
 	}
 	if err := ch.Close(); err != nil {

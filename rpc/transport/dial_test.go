@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -36,20 +37,20 @@ func TestDialClosesItsNetConn(t *testing.T) {
 	l := unixListener(t)
 	defer l.Close()
 	accepted := acceptOne(t, l)
-	c, err := transport.Dial(t.Context(), "unix", l.Addr().String(), &rpc.Options{Handler: echoRegistry()})
+	c, err := transport.Dial(t.Context(), "unix", l.Addr().String(), &rpc.Options{Handler: linetest.EchoRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	far := within(t, accepted, "the connection to be accepted")
+	far := linetest.Within(t, accepted, "the connection to be accepted")
 	defer far.Close()
 	// The far end, a Conn of StartConn's, calls the dialled one.
 	server := transport.StartConn(far, nil)
-	if res := within(t, call(t.Context(), server, "to the dialler"), "the call's result"); res.err != nil || res.r.Echo != "to the dialler" {
+	if res := linetest.Within(t, linetest.Call(t.Context(), server, "to the dialler"), "the call's result"); res.Err != nil || res.Result.Echo != "to the dialler" {
 		t.Fatalf("call: %+v", res)
 	}
 
 	c.Close()
-	within(t, server.Done(), "the far end to see the dialler hang up")
+	linetest.Within(t, server.Done(), "the far end to see the dialler hang up")
 	if err := server.Err(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Errorf("the far end ended with %v, want ErrInputEnded", err)
 	}
@@ -87,7 +88,7 @@ func TestStartConnClosesWhenPeerHangsUp(t *testing.T) {
 	if err := c.Wait(); !errors.Is(err, rpc.ErrInputEnded) {
 		t.Errorf("Wait: %v, want ErrInputEnded", err)
 	}
-	within(t, nc.closed, "the net.Conn to be closed")
+	linetest.Within(t, nc.closed, "the net.Conn to be closed")
 }
 
 // Dial fails as net.Dialer does: an address with no listener, a context

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/internal/floods"
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
 )
 
-var hold = rpc.NewMethod[echoParams, echoResult]("hold")
+var hold = rpc.NewMethod[linetest.EchoParams, linetest.EchoResult]("hold")
 
 // The bounds of TestServerThousandClients, per connection: the live heap
 // of an idle connection (the server's Conn, its net.Conn, the client's
@@ -53,7 +54,7 @@ func (c *rawClient) send(t *testing.T, method, text string, id int) {
 // read deadline is a failure bound, not a pace.
 func (c *rawClient) expectReply(t *testing.T, text string, id int) {
 	t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(waitBound))
+	c.nc.SetReadDeadline(time.Now().Add(linetest.WaitBound))
 	n := 0
 	for n == 0 || c.buf[n-1] != '\n' {
 		m, err := c.nc.Read(c.buf[n:])
@@ -71,7 +72,7 @@ func (c *rawClient) expectReply(t *testing.T, text string, id int) {
 // expectEOF reads the end of the connection: the Server closed it.
 func (c *rawClient) expectEOF(t *testing.T) {
 	t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(waitBound))
+	c.nc.SetReadDeadline(time.Now().Add(linetest.WaitBound))
 	if n, err := c.nc.Read(c.buf[:]); !errors.Is(err, io.EOF) {
 		t.Fatalf("read %q, %v; want EOF", c.buf[:n], err)
 	}
@@ -89,17 +90,17 @@ func TestServerThousandClients(t *testing.T) {
 	var started, disconnected atomic.Int64
 	allStarted := make(chan struct{})
 	release := make(chan struct{})
-	reg := echoRegistry()
-	rpc.Handle(reg, hold, func(ctx context.Context, p echoParams) (echoResult, error) {
+	reg := linetest.EchoRegistry()
+	rpc.Handle(reg, hold, func(ctx context.Context, p linetest.EchoParams) (linetest.EchoResult, error) {
 		if started.Add(1) == clients {
 			close(allStarted)
 		}
 		select {
 		case <-release:
 		case <-ctx.Done():
-			return echoResult{}, context.Cause(ctx)
+			return linetest.EchoResult{}, context.Cause(ctx)
 		}
-		return echoResult{Echo: p.Text}, nil
+		return linetest.EchoResult{Echo: p.Text}, nil
 	})
 	srv := &transport.Server{
 		Options: &rpc.Options{Handler: reg},
@@ -112,7 +113,7 @@ func TestServerThousandClients(t *testing.T) {
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 
-	base := liveHeap()
+	base := linetest.LiveHeap()
 	var stacksBase runtime.MemStats
 	runtime.ReadMemStats(&stacksBase)
 	cs := make([]*rawClient, clients)
@@ -125,7 +126,7 @@ func TestServerThousandClients(t *testing.T) {
 		cs[i] = &rawClient{nc: nc}
 		cs[i].roundTrip(t, "echo", "hello", i)
 	}
-	idle := liveHeap() - base
+	idle := linetest.LiveHeap() - base
 	var stacks runtime.MemStats
 	runtime.ReadMemStats(&stacks)
 	t.Logf("%d idle connections: live heap %d KiB, %d B per connection (bound %d B); goroutine stacks %d B per connection",
@@ -137,8 +138,8 @@ func TestServerThousandClients(t *testing.T) {
 	for i, c := range cs {
 		c.send(t, "hold", "held", i)
 	}
-	within(t, allStarted, "every request to reach its handler")
-	inFlight := liveHeap() - base
+	linetest.Within(t, allStarted, "every request to reach its handler")
+	inFlight := linetest.LiveHeap() - base
 	t.Logf("%d connections with a request in flight: live heap %d KiB, %d B per connection (bound %d B)",
 		clients, inFlight>>10, inFlight/clients, inFlightHeapPerConn)
 	if inFlight > clients*inFlightHeapPerConn {
@@ -161,7 +162,7 @@ func TestServerThousandClients(t *testing.T) {
 		c.expectReply(t, "held", i)
 		c.expectEOF(t)
 	}
-	if err := within(t, shutdown, "Shutdown to return"); err != nil {
+	if err := linetest.Within(t, shutdown, "Shutdown to return"); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	t.Logf("Shutdown of %d connections with a request each in flight: %v", clients, time.Since(start).Round(time.Millisecond))

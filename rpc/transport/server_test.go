@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -40,7 +41,7 @@ type serving struct {
 // returned waits for Serve to return, and returns what it did.
 func (s *serving) returned(t *testing.T, what string) error {
 	t.Helper()
-	s.once.Do(func() { s.err = within(t, s.ch, what) })
+	s.once.Do(func() { s.err = linetest.Within(t, s.ch, what) })
 	return s.err
 }
 
@@ -67,7 +68,7 @@ func startServer(t *testing.T, srv *transport.Server, l net.Listener) *serving {
 // when the test ends.
 func dial(t *testing.T, l net.Listener, reg *rpc.Registry) *rpc.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
+	ctx, cancel := context.WithTimeout(t.Context(), linetest.WaitBound)
 	defer cancel()
 	c, err := transport.Dial(ctx, l.Addr().Network(), l.Addr().String(), &rpc.Options{Handler: reg})
 	if err != nil {
@@ -124,18 +125,18 @@ func TestServerServesUnixSocketAndTCP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rpctest.CheckNoLeak(t)
 			events := newConnEvents()
-			srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: echoRegistry()}})
+			srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: linetest.EchoRegistry()}})
 			l := listen(t)
 			served := startServer(t, srv, l)
 			client := dial(t, l, nil)
 
-			res := within(t, call(t.Context(), client, "over "+name), "the call's result")
-			if res.err != nil || res.r.Echo != "over "+name {
+			res := linetest.Within(t, linetest.Call(t.Context(), client, "over "+name), "the call's result")
+			if res.Err != nil || res.Result.Echo != "over "+name {
 				t.Fatalf("call: %+v", res)
 			}
-			server := within(t, events.connected, "StateActive")
+			server := linetest.Within(t, events.connected, "StateActive")
 			client.Close()
-			d := within(t, events.disconnected, "StateClosed once the client hung up")
+			d := linetest.Within(t, events.disconnected, "StateClosed once the client hung up")
 			if d.conn != server || !errors.Is(d.err, rpc.ErrInputEnded) {
 				t.Errorf("StateClosed with (%p, %v), want (%p, ErrInputEnded)", d.conn, d.err, server)
 			}
@@ -156,7 +157,7 @@ func TestServerListenAndServe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rpc.sock")
 	listening := make(chan struct{})
 	srv := &transport.Server{
-		Options: &rpc.Options{Handler: echoRegistry()},
+		Options: &rpc.Options{Handler: linetest.EchoRegistry()},
 		// Serve calls it once it has its listener: the socket exists.
 		BaseContext: func(net.Listener) context.Context {
 			close(listening)
@@ -164,15 +165,15 @@ func TestServerListenAndServe(t *testing.T) {
 		},
 	}
 	served := startServing(t, srv, func() error { return srv.ListenAndServe("unix", path) })
-	within(t, listening, "ListenAndServe to listen")
+	linetest.Within(t, listening, "ListenAndServe to listen")
 	client, err := transport.Dial(t.Context(), "unix", path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Wait()
 	defer client.Close()
-	if res := within(t, call(t.Context(), client, "hi"), "the call's result"); res.err != nil {
-		t.Fatal(res.err)
+	if res := linetest.Within(t, linetest.Call(t.Context(), client, "hi"), "the call's result"); res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	if err := srv.Shutdown(t.Context()); err != nil {
 		t.Errorf("Shutdown: %v", err)
@@ -196,18 +197,18 @@ func TestServerListenAndServe(t *testing.T) {
 // answered, then closes the connection, and returns once it has ended.
 func TestServerShutdownAnswersInFlight(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	b := newBlocker()
+	b := linetest.NewBlocker()
 	events := newConnEvents()
-	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.Reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
-	res := make(chan callResult, 1)
+	res := make(chan linetest.CallResult, 1)
 	go func() {
-		r, err := block.Call(t.Context(), client, echoParams{"x"})
-		res <- callResult{r, err}
+		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
+		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	handlerCtx := within(t, b.started, "the handler to start")
+	handlerCtx := linetest.Within(t, b.Started, "the handler to start")
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
@@ -226,15 +227,15 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 		t.Fatalf("Shutdown cancelled the handler: %v", context.Cause(handlerCtx))
 	}
 
-	close(b.release)
-	if r := within(t, res, "the answer to the request in flight"); r.err != nil || r.r.Echo != "released" {
+	close(b.Release)
+	if r := linetest.Within(t, res, "the answer to the request in flight"); r.Err != nil || r.Result.Echo != "released" {
 		t.Errorf("call: %+v, want the handler's result", r)
 	}
-	if err := within(t, shutdown, "Shutdown to return"); err != nil {
+	if err := linetest.Within(t, shutdown, "Shutdown to return"); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
-	within(t, client.Done(), "the client's Conn to see the server hang up")
-	if d := within(t, events.disconnected, "StateClosed"); !errors.Is(d.err, rpc.ErrClosed) {
+	linetest.Within(t, client.Done(), "the client's Conn to see the server hang up")
+	if d := linetest.Within(t, events.disconnected, "StateClosed"); !errors.Is(d.err, rpc.ErrClosed) {
 		t.Errorf("StateClosed with %v, want ErrClosed", d.err)
 	}
 }
@@ -243,31 +244,31 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 // returns the context's error; Close then waits for them to end.
 func TestServerShutdownContextEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	b := newBlocker()
-	srv := &transport.Server{Options: &rpc.Options{Handler: b.reg}}
+	b := linetest.NewBlocker()
+	srv := &transport.Server{Options: &rpc.Options{Handler: b.Reg}}
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
-	res := make(chan callResult, 1)
+	res := make(chan linetest.CallResult, 1)
 	go func() {
-		r, err := block.Call(t.Context(), client, echoParams{"x"})
-		res <- callResult{r, err}
+		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
+		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	within(t, b.started, "the handler to start")
+	linetest.Within(t, b.Started, "the handler to start")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(ctx) }()
 	served.returned(t, "Serve to return once Shutdown began")
 	cancel()
-	if err := within(t, shutdown, "Shutdown to return once its context ended"); !errors.Is(err, context.Canceled) {
+	if err := linetest.Within(t, shutdown, "Shutdown to return once its context ended"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown: %v, want context.Canceled", err)
 	}
-	if cause := within(t, b.ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
+	if cause := linetest.Within(t, b.Ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
 		t.Errorf("the handler's context ended with %v, want ErrClosed", cause)
 	}
-	if r := within(t, res, "the call to fail"); r.err == nil {
-		t.Errorf("the call succeeded (%+v) on a connection closed", r.r)
+	if r := linetest.Within(t, res, "the call to fail"); r.Err == nil {
+		t.Errorf("the call succeeded (%+v) on a connection closed", r.Result)
 	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
@@ -278,18 +279,18 @@ func TestServerShutdownContextEnds(t *testing.T) {
 // contexts end with ErrClosed), and returns once they have ended.
 func TestServerClose(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	b := newBlocker()
+	b := linetest.NewBlocker()
 	events := newConnEvents()
-	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.reg}})
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.Reg}})
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
-	res := make(chan callResult, 1)
+	res := make(chan linetest.CallResult, 1)
 	go func() {
-		r, err := block.Call(t.Context(), client, echoParams{"x"})
-		res <- callResult{r, err}
+		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
+		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	within(t, b.started, "the handler to start")
+	linetest.Within(t, b.Started, "the handler to start")
 
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
@@ -303,10 +304,10 @@ func TestServerClose(t *testing.T) {
 	default:
 		t.Fatal("Close returned before the connection had ended")
 	}
-	if cause := within(t, b.ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
+	if cause := linetest.Within(t, b.Ended, "the handler's context to end"); !errors.Is(cause, rpc.ErrClosed) {
 		t.Errorf("the handler's context ended with %v, want ErrClosed", cause)
 	}
-	if r := within(t, res, "the call to fail"); !errors.Is(r.err, rpc.ErrInputEnded) {
+	if r := linetest.Within(t, res, "the call to fail"); !errors.Is(r.Err, rpc.ErrInputEnded) {
 		t.Errorf("call: %+v, want ErrInputEnded", r)
 	}
 	if err := served.returned(t, "Serve to return"); !errors.Is(err, transport.ErrServerClosed) {
@@ -331,9 +332,9 @@ func TestServerConnStateContext(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	reg := rpc.NewRegistry()
-	rpc.Handle(reg, echo, func(ctx context.Context, p echoParams) (echoResult, error) {
+	rpc.Handle(reg, linetest.Echo, func(ctx context.Context, p linetest.EchoParams) (linetest.EchoResult, error) {
 		got <- seen{rpc.ConnFromContext(ctx), ctx.Value(serverKey("base")), ctx.Value(serverKey("peer")), ctx.Value(serverKey("user"))}
-		return echoResult{Echo: p.Text}, nil
+		return linetest.EchoResult{Echo: p.Text}, nil
 	})
 	opts := &rpc.Options{Handler: reg, BaseContext: context.WithValue(context.Background(), serverKey("user"), "from Options")}
 	// withPeer is a ConnState that puts the net.Conn in the context of
@@ -362,12 +363,12 @@ func TestServerConnStateContext(t *testing.T) {
 	}
 	startServer(t, srv, l)
 	client := dial(t, l, nil)
-	if res := within(t, call(t.Context(), client, "hi"), "the call's result"); res.err != nil {
-		t.Fatal(res.err)
+	if res := linetest.Within(t, linetest.Call(t.Context(), client, "hi"), "the call's result"); res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	s := within(t, got, "the handler's context")
-	nc := within(t, accepted, "StateNew")
-	if s.conn != within(t, active, "StateActive") {
+	s := linetest.Within(t, got, "the handler's context")
+	nc := linetest.Within(t, accepted, "StateNew")
+	if s.conn != linetest.Within(t, active, "StateActive") {
 		t.Error("ConnFromContext is not the Conn StateActive saw")
 	}
 	if s.base != l || s.peer != nc {
@@ -385,12 +386,12 @@ func TestServerConnStateContext(t *testing.T) {
 	l2 := unixListener(t)
 	startServer(t, srv2, l2)
 	client2 := dial(t, l2, nil)
-	if res := within(t, call(t.Context(), client2, "hi"), "the call's result"); res.err != nil {
-		t.Fatal(res.err)
+	if res := linetest.Within(t, linetest.Call(t.Context(), client2, "hi"), "the call's result"); res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	within(t, accepted, "StateNew")
-	within(t, active, "StateActive")
-	if s := within(t, got, "the handler's context"); s.user != "from Options" || s.peer == nil {
+	linetest.Within(t, accepted, "StateNew")
+	linetest.Within(t, active, "StateActive")
+	if s := linetest.Within(t, got, "the handler's context"); s.user != "from Options" || s.peer == nil {
 		t.Errorf("the handler saw user %v and peer %v, want the Options' value and the net.Conn", s.user, s.peer)
 	}
 }
@@ -417,7 +418,7 @@ func TestServerConnStateOnceEach(t *testing.T) {
 				if c.Conn != nil || c.Options == nil || c.Options.BaseContext == nil {
 					t.Errorf("at StateNew: Conn %p, Options %+v; want no Conn yet, Options with a BaseContext", c.Conn, c.Options)
 				}
-				c.Options.Handler = echoRegistry()
+				c.Options.Handler = linetest.EchoRegistry()
 			case transport.StateActive:
 				if c.Conn == nil {
 					t.Error("no Conn at StateActive")
@@ -432,12 +433,12 @@ func TestServerConnStateOnceEach(t *testing.T) {
 	var live []*rpc.Conn
 	for i := range clients {
 		c := dial(t, l, nil)
-		if res := within(t, call(t.Context(), c, "hi"), "the call's result"); res.err != nil {
-			t.Fatal(res.err)
+		if res := linetest.Within(t, linetest.Call(t.Context(), c, "hi"), "the call's result"); res.Err != nil {
+			t.Fatal(res.Err)
 		}
 		if i%2 == 0 {
 			c.Close() // ends by the client
-			if err := within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrInputEnded) {
+			if err := linetest.Within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrInputEnded) {
 				t.Errorf("StateClosed with %v, want ErrInputEnded", err)
 			}
 		} else {
@@ -448,7 +449,7 @@ func TestServerConnStateOnceEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range live {
-		if err := within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrClosed) {
+		if err := linetest.Within(t, ended, "StateClosed"); !errors.Is(err, rpc.ErrClosed) {
 			t.Errorf("StateClosed with %v, want ErrClosed", err)
 		}
 	}
@@ -469,20 +470,20 @@ func TestServerConnStateOnceEach(t *testing.T) {
 // call the client at once.
 func TestServerStateActiveCallsThePeer(t *testing.T) {
 	rpctest.CheckNoLeak(t)
-	answers := make(chan callResult, 1)
+	answers := make(chan linetest.CallResult, 1)
 	srv := &transport.Server{ConnState: func(c *transport.ServerConn, state transport.ConnState) {
 		if state != transport.StateActive {
 			return
 		}
 		go func() {
-			r, err := echo.Call(t.Context(), c.Conn, echoParams{"welcome"})
-			answers <- callResult{r, err}
+			r, err := linetest.Echo.Call(t.Context(), c.Conn, linetest.EchoParams{Text: "welcome"})
+			answers <- linetest.CallResult{Result: r, Err: err}
 		}()
 	}}
 	l := unixListener(t)
 	startServer(t, srv, l)
-	dial(t, l, echoRegistry())
-	if r := within(t, answers, "the client's answer to the server's call"); r.err != nil || r.r.Echo != "welcome" {
+	dial(t, l, linetest.EchoRegistry())
+	if r := linetest.Within(t, answers, "the client's answer to the server's call"); r.Err != nil || r.Result.Echo != "welcome" {
 		t.Errorf("call from StateActive: %+v", r)
 	}
 }
@@ -546,19 +547,19 @@ func TestServerMaxConns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		events := newConnEvents()
-		srv := events.hook(&transport.Server{MaxConns: 2, Options: &rpc.Options{Handler: echoRegistry()}})
+		srv := events.hook(&transport.Server{MaxConns: 2, Options: &rpc.Options{Handler: linetest.EchoRegistry()}})
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(l) }()
 
 		var clients [3]*rpc.Conn
 		for i := range 2 {
 			clients[i], _ = l.dial(t)
-			if res := <-call(t.Context(), clients[i], "hi"); res.err != nil {
-				t.Fatal(res.err)
+			if res := <-linetest.Call(t.Context(), clients[i], "hi"); res.Err != nil {
+				t.Fatal(res.Err)
 			}
 		}
 		clients[2], _ = l.dial(t)
-		third := call(t.Context(), clients[2], "third")
+		third := linetest.Call(t.Context(), clients[2], "third")
 		synctest.Wait()
 		select {
 		case res := <-third:
@@ -570,7 +571,7 @@ func TestServerMaxConns(t *testing.T) {
 		}
 
 		clients[0].Close() // its net.Conn closes: the server sees it hang up
-		if res := <-third; res.err != nil || res.r.Echo != "third" {
+		if res := <-third; res.Err != nil || res.Result.Echo != "third" {
 			t.Fatalf("the third client, once the first ended: %+v", res)
 		}
 		first := <-events.connected
@@ -602,7 +603,7 @@ func TestServerShutdownDuringStateNew(t *testing.T) {
 		var states []transport.ConnState // on the accept loop, then the watcher
 		var closedWith error
 		srv := &transport.Server{
-			Options: &rpc.Options{Handler: echoRegistry()},
+			Options: &rpc.Options{Handler: linetest.EchoRegistry()},
 			ConnState: func(c *transport.ServerConn, state transport.ConnState) {
 				states = append(states, state)
 				switch state {
@@ -664,7 +665,7 @@ func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newPipeListener()
 		var log rpctest.LockedBuffer
-		srv := &transport.Server{Options: &rpc.Options{Handler: echoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		srv := &transport.Server{Options: &rpc.Options{Handler: linetest.EchoRegistry()}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
 		for range 3 {
 			l.errs <- fmt.Errorf("wrapped: %w", temporaryError{})
 		}
@@ -672,8 +673,8 @@ func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(l) }()
 		client, _ := l.dial(t)
-		if res := <-call(t.Context(), client, "hi"); res.err != nil {
-			t.Fatal(res.err)
+		if res := <-linetest.Call(t.Context(), client, "hi"); res.Err != nil {
+			t.Fatal(res.Err)
 		}
 		if took := time.Since(start); took != 35*time.Millisecond {
 			t.Errorf("served after %v, want the pauses 5ms + 10ms + 20ms", took)
@@ -691,8 +692,8 @@ func TestServerRetriesTemporaryAcceptErrors(t *testing.T) {
 			t.Errorf("Serve returned %v, want the listener's error", err)
 		}
 		// The connection served goes on until Close.
-		if res := <-call(t.Context(), client, "still"); res.err != nil {
-			t.Errorf("after Serve returned: %v", res.err)
+		if res := <-linetest.Call(t.Context(), client, "still"); res.Err != nil {
+			t.Errorf("after Serve returned: %v", res.Err)
 		}
 		srv.Close()
 		client.Close()

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -28,9 +29,9 @@ var (
 	// run: the request was read.
 	childStarted = rpc.NewNotification[rpc.NoParams]("child/started")
 	// untilEOF answers once the helper child's input has ended.
-	untilEOF = rpc.NewMethod[echoParams, echoResult]("child/until-eof")
+	untilEOF = rpc.NewMethod[linetest.EchoParams, linetest.EchoResult]("child/until-eof")
 	// untilSignal answers once the helper child has received SIGTERM.
-	untilSignal = rpc.NewMethod[echoParams, echoResult]("child/until-signal")
+	untilSignal = rpc.NewMethod[linetest.EchoParams, linetest.EchoResult]("child/until-signal")
 )
 
 // TestHelperChild is not a test: run by helperCmd, it is a program that
@@ -42,17 +43,17 @@ func TestHelperChild(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	reg := echoRegistry()
-	rpc.Handle(reg, untilEOF, func(hctx context.Context, p echoParams) (echoResult, error) {
+	reg := linetest.EchoRegistry()
+	rpc.Handle(reg, untilEOF, func(hctx context.Context, p linetest.EchoParams) (linetest.EchoResult, error) {
 		conn := rpc.ConnFromContext(hctx)
 		childStarted.Notify(hctx, conn, rpc.NoParams{})
 		<-conn.Done()
-		return echoResult{Echo: p.Text + " after EOF"}, nil
+		return linetest.EchoResult{Echo: p.Text + " after EOF"}, nil
 	})
-	rpc.Handle(reg, untilSignal, func(hctx context.Context, p echoParams) (echoResult, error) {
+	rpc.Handle(reg, untilSignal, func(hctx context.Context, p linetest.EchoParams) (linetest.EchoResult, error) {
 		childStarted.Notify(hctx, rpc.ConnFromContext(hctx), rpc.NoParams{})
 		<-ctx.Done()
-		return echoResult{Echo: p.Text + " after SIGTERM"}, nil
+		return linetest.EchoResult{Echo: p.Text + " after SIGTERM"}, nil
 	})
 	fmt.Fprintln(os.Stderr, "serving")
 	if err := transport.ServeStdio(ctx, &rpc.Options{Handler: reg}); err != nil {
@@ -98,7 +99,7 @@ func startHelper(t *testing.T, opts *transport.ChildOptions) (*transport.Child, 
 // exitedWith waits for the child to exit and checks its exit code.
 func exitedWith(t *testing.T, ch *transport.Child, code int) {
 	t.Helper()
-	within(t, ch.Exited(), "the child to exit")
+	linetest.Within(t, ch.Exited(), "the child to exit")
 	if st := ch.ProcessState(); st.ExitCode() != code {
 		t.Errorf("the child exited with %v, want code %d; stderr:\n%q", st, code, ch.StderrTail())
 	}
@@ -109,19 +110,19 @@ func exitedWith(t *testing.T, ch *transport.Child, code int) {
 func TestStdioServesUntilInputEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	ch, _, started := startHelper(t, nil)
-	if res := within(t, call(t.Context(), ch.Conn(), "hello"), "the echo"); res.err != nil || res.r.Echo != "hello" {
+	if res := linetest.Within(t, linetest.Call(t.Context(), ch.Conn(), "hello"), "the echo"); res.Err != nil || res.Result.Echo != "hello" {
 		t.Fatalf("echo: %+v", res)
 	}
-	res := make(chan callResult, 1)
+	res := make(chan linetest.CallResult, 1)
 	go func() {
-		r, err := untilEOF.Call(t.Context(), ch.Conn(), echoParams{"answered"})
-		res <- callResult{r, err}
+		r, err := untilEOF.Call(t.Context(), ch.Conn(), linetest.EchoParams{Text: "answered"})
+		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	within(t, started, "the handler to start")
+	linetest.Within(t, started, "the handler to start")
 	if err := ch.CloseInput(); err != nil {
 		t.Fatal(err)
 	}
-	if r := within(t, res, "the answer after the end of the input"); r.err != nil || r.r.Echo != "answered after EOF" {
+	if r := linetest.Within(t, res, "the answer after the end of the input"); r.Err != nil || r.Result.Echo != "answered after EOF" {
 		t.Errorf("call: %+v", r)
 	}
 	exitedWith(t, ch, 0)
@@ -135,16 +136,16 @@ func TestStdioServesUntilInputEnds(t *testing.T) {
 func TestStdioShutdownWhenContextEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	ch, cmd, started := startHelper(t, nil)
-	res := make(chan callResult, 1)
+	res := make(chan linetest.CallResult, 1)
 	go func() {
-		r, err := untilSignal.Call(t.Context(), ch.Conn(), echoParams{"answered"})
-		res <- callResult{r, err}
+		r, err := untilSignal.Call(t.Context(), ch.Conn(), linetest.EchoParams{Text: "answered"})
+		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	within(t, started, "the handler to start")
+	linetest.Within(t, started, "the handler to start")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if r := within(t, res, "the answer to the request in flight"); r.err != nil || r.r.Echo != "answered after SIGTERM" {
+	if r := linetest.Within(t, res, "the answer to the request in flight"); r.Err != nil || r.Result.Echo != "answered after SIGTERM" {
 		t.Errorf("call: %+v", r)
 	}
 	exitedWith(t, ch, 0)
@@ -175,17 +176,17 @@ func TestStdioGraceRunsOut(t *testing.T) {
 		stuck := make(chan struct{})
 		handlerStarted := make(chan struct{})
 		reg := rpc.NewRegistry()
-		rpc.Handle(reg, block, func(ctx context.Context, p echoParams) (echoResult, error) {
+		rpc.Handle(reg, linetest.Block, func(ctx context.Context, p linetest.EchoParams) (linetest.EchoResult, error) {
 			close(handlerStarted)
 			<-stuck // ignores its context
-			return echoResult{}, nil
+			return linetest.EchoResult{}, nil
 		})
 		ctx, cancel := context.WithCancel(t.Context())
 		client, peerOut, peerIn, served := serveStreamPeer(ctx, &rpc.Options{Handler: reg}, 3*time.Second)
-		res := make(chan callResult, 1)
+		res := make(chan linetest.CallResult, 1)
 		go func() {
-			r, err := block.Call(t.Context(), client, echoParams{"x"})
-			res <- callResult{r, err}
+			r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
+			res <- linetest.CallResult{Result: r, Err: err}
 		}()
 		<-handlerStarted
 		start := time.Now()
@@ -197,7 +198,7 @@ func TestStdioGraceRunsOut(t *testing.T) {
 		if took := time.Since(start); took != 3*time.Second {
 			t.Errorf("returned %v after its context ended, want the grace, 3s", took)
 		}
-		if r := <-res; r.err == nil {
+		if r := <-res; r.Err == nil {
 			t.Errorf("the call was answered: %+v", r)
 		}
 		close(stuck)
@@ -213,9 +214,9 @@ func TestStdioGraceRunsOut(t *testing.T) {
 // fails.
 func TestStdioResults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		client, peerOut, peerIn, served := serveStreamPeer(t.Context(), &rpc.Options{Handler: echoRegistry()}, time.Second)
-		if r := <-call(t.Context(), client, "hi"); r.err != nil {
-			t.Fatal(r.err)
+		client, peerOut, peerIn, served := serveStreamPeer(t.Context(), &rpc.Options{Handler: linetest.EchoRegistry()}, time.Second)
+		if r := <-linetest.Call(t.Context(), client, "hi"); r.Err != nil {
+			t.Fatal(r.Err)
 		}
 		peerOut.Close()
 		if err := <-served; err != nil {
@@ -226,9 +227,9 @@ func TestStdioResults(t *testing.T) {
 		client.Wait()
 
 		ctx, cancel := context.WithCancel(t.Context())
-		client, peerOut, peerIn, served = serveStreamPeer(ctx, &rpc.Options{Handler: echoRegistry()}, time.Second)
-		if r := <-call(t.Context(), client, "hi"); r.err != nil {
-			t.Fatal(r.err)
+		client, peerOut, peerIn, served = serveStreamPeer(ctx, &rpc.Options{Handler: linetest.EchoRegistry()}, time.Second)
+		if r := <-linetest.Call(t.Context(), client, "hi"); r.Err != nil {
+			t.Fatal(r.Err)
 		}
 		cancel()
 		if err := <-served; err != nil {
@@ -239,7 +240,7 @@ func TestStdioResults(t *testing.T) {
 		peerIn.Close()
 		client.Wait()
 
-		client, peerOut, peerIn, served = serveStreamPeer(t.Context(), &rpc.Options{Handler: echoRegistry()}, time.Second)
+		client, peerOut, peerIn, served = serveStreamPeer(t.Context(), &rpc.Options{Handler: linetest.EchoRegistry()}, time.Second)
 		broken := errors.New("stdout broken")
 		peerIn.CloseWithError(broken) // ServeStream's writes fail, and so the client's reads
 		// The client has failed: the request goes by hand.
