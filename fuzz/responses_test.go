@@ -30,7 +30,8 @@ type callResult struct {
 // dropped as unmatched. A call the input does not settle ends with
 // ErrInputEnded, and each call ends with the outcome its response
 // carried: an *rpc.Error for an error object or array, otherwise success
-// or ErrInvalidResult.
+// or ErrInvalidResult. An array of responses only is the answer to a
+// Batch: its elements are responses as lone lines are.
 func FuzzResponses(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"a":1,"s":["x"],"o":{"k":[{}]},"r":null}}`,
@@ -40,6 +41,7 @@ func FuzzResponses(f *testing.F) {
 		`{"id":4,"result":"wrong type","error":"ignored"}`,
 		`{"id":1,"error":{"code":1.5,"message":7}}`,
 		`{"id":2,"method":"m","result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}},{"id":2,"error":{"code":1,"message":"x"}}]`,
 	} {
 		f.Add([]byte(s), uint8(3))
 	}
@@ -54,11 +56,7 @@ func FuzzResponses(f *testing.F) {
 		settled := map[int64]outcome{}
 		unmatched := 0
 		for range 2 {
-			for _, l := range complete {
-				c := classify(l)
-				if c.class != classResponse {
-					continue
-				}
+			for _, c := range responsesOf(complete) {
 				n, ok := int64(0), false
 				if c.id.Kind == wire.Number {
 					n, ok = wire.NumberInt64(c.id.Raw)
@@ -168,4 +166,36 @@ func FuzzResponses(f *testing.F) {
 			t.Fatalf("%d responses dropped as unmatched, want %d", drops, unmatched)
 		}
 	})
+}
+
+// responsesOf returns the responses of lines, in order: each line that is
+// one, and each element of a line that is an array of responses only (an
+// answer to a Batch, which a Conn without Options.Batches reads too).
+func responsesOf(lines [][]byte) []classified {
+	var out []classified
+	for _, l := range lines {
+		c := classify(l)
+		if c.class == classResponse {
+			out = append(out, c)
+			continue
+		}
+		if c.class != classNotObject || len(c.line) == 0 || c.line[0] != '[' {
+			continue
+		}
+		var s wire.Scanner
+		var env wire.Envelope
+		if _, depth, err := s.Scan(c.line, &env); err != nil || depth > rpc.MaxDepth {
+			continue
+		}
+		var elems []classified
+		wire.Elements(c.line, func(elem []byte) bool {
+			e := classify(elem)
+			elems = append(elems, e)
+			return e.class == classResponse
+		})
+		if len(elems) > 0 && elems[len(elems)-1].class == classResponse {
+			out = append(out, elems...)
+		}
+	}
+	return out
 }
