@@ -58,6 +58,9 @@ func (h *HeaderReader) HasFrame() bool {
 		}
 		line := bytes.TrimSuffix(b[at:at+i], []byte{'\r'})
 		at += i + 1
+		if at > MaxHeaderBytes {
+			return false // a block that ends past the bound is malformed
+		}
 		if len(line) == 0 {
 			return length >= 0 && length <= int64(h.max) && int64(len(b)-at) >= length
 		}

@@ -156,3 +156,26 @@ func TestHasFrame(t *testing.T) {
 		}
 	}
 }
+
+// A header block that ends exactly at MaxHeaderBytes is a frame; one whose
+// blank line ends a byte past it is malformed, and Next would read on for
+// the next Content-Length: HasFrame must say false for it.
+func TestHasFrameAtTheHeaderBound(t *testing.T) {
+	for _, tc := range []struct {
+		pad  int
+		want bool
+	}{
+		{MaxHeaderBytes - 26, true},
+		{MaxHeaderBytes - 25, false},
+	} {
+		frame := "Content-Length: 2\r\nX: " + strings.Repeat("x", tc.pad) + "\r\n\r\n{}"
+		h := NewHeaderReader(&onceReader{}, 100)
+		h.buf = []byte(frame) // all of it buffered, as after a large read
+		h.start, h.end = 0, len(frame)
+		got := h.HasFrame()
+		_, _, err := h.Next()
+		if read := errors.Is(err, errWouldBlock); got != tc.want || got && read {
+			t.Errorf("a header block of %d bytes: HasFrame %v (want %v), and Next read more: %v", len(frame)-2, got, tc.want, read)
+		}
+	}
+}
