@@ -104,7 +104,8 @@
 // A handler that has yielded holds no slot. Handlers alive, yielded or
 // not, are capped at twice MaxConcurrentRequests: a request whose turn
 // comes at the cap is answered CodeOverloaded, and a notification
-// handler's yield is refused, so that two ends calling each other back
+// handler's yield is refused (an Async one's too: past the cap it holds
+// the line until it returns), so that two ends calling each other back
 // under load never wait for each other for ever.
 //
 // # Bounds

@@ -202,7 +202,9 @@ func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop bool) {
 // job to run, and reads on once it has returned; what the peer wrote
 // meanwhile waits for it, or, when it runs long, for the follower the
 // watchdog wakes. An Async handler is one that waits: the role is freed
-// for a follower at once rather than lent. A notification that finds the
+// for a follower at once rather than lent (but for an Async notification
+// past the cap of handlers alive, whose yield is refused: it holds the
+// line, and is lent the role as any handler is). A notification that finds the
 // line full waits for room, holding the reading back (the backpressure
 // rule).
 func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
@@ -227,7 +229,7 @@ func (c *Conn) queue(rd *reader, m *message) (*job, bool) {
 	if a == admitted {
 		if rd.batch == nil && s.line.ready.len() > 0 && s.reading == readHeld {
 			next := s.line.ready.pop()
-			if next.state == yielded { // Async: it waits
+			if next.state == yielded { // Async, under the cap: it waits
 				s.reading = readFree // to a follower (staff)
 				s.out.claimWriter()
 			} else {

@@ -121,6 +121,10 @@ const (
 	// turn, but nothing behind it waits for it, as with jsonrpc2.Async in
 	// x/tools. For a handler that does not depend on what follows it, and
 	// that waits or works long (a timer, a long computation, a stream).
+	// One exception, the cap of handlers alive (2 × MaxConcurrentRequests):
+	// an Async notification that starts past it holds the line until it
+	// returns, as any notification's yield is refused there, so one that
+	// waits for a later message must not count on the cap being far.
 	Async
 )
 
@@ -177,7 +181,8 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 // documentation): it starts once everything read before it has yielded,
 // and nothing read after it starts until it yields (returns, calls its
 // peer with its context, or calls Yield), as in a JavaScript peer. With
-// Async, it yields as it starts. A handler may call its peer, with its
+// Async, it yields as it starts (not past the cap of handlers alive: see
+// Async). A handler may call its peer, with its
 // context (or one derived from it): that is a yield, and the response is
 // its turn again. A call made with another context is a wait the Conn
 // cannot see: the response to it waits for this very handler, which

@@ -20,7 +20,8 @@ import "time"
 // the time the input is left unread is the watchdog (lend): a role lent
 // for a whole period (lendPeriod) goes to a worker, woken for it, and so
 // does at once the role of a handler that yields (it calls its peer,
-// calls Yield, or is Async), which is a handler that waits.
+// calls Yield, or is Async and under the cap of handlers alive), which is
+// a handler that waits.
 //
 // Who wakes whom: every change of the state ends in unlock, which calls
 // staff; staff compares the work that has no goroutine (demand) with the

@@ -188,11 +188,12 @@ func (c *Conn) queueNow(s *state, f *frame) {
 
 // A worker that reads, and runs handlers in turn as it reads them, queues
 // their answers without writing while more input is buffered (see
-// answer): frames wait in the queue with no writer. That holds only while
-// the reading role stays with that worker: whoever takes it from the
-// worker (a caller, or a follower the watchdog wakes) has a writer woken
-// for them (claimWriter), and the worker writes them itself before it
-// waits for input (writeDeferred).
+// answer): frames wait in the queue with no writer, at most maxDeferred
+// of them. Every way out of that state has them written: the worker
+// writes them itself before it waits for input (writeDeferred); whoever
+// takes the role from it (a caller, or a follower the watchdog wakes),
+// a watchdog tick, and the worker's own wait for room (await) each have a
+// writer woken for them (claimWriter).
 
 // maxDeferred bounds the answers that wait for the worker that reads to
 // write them: past it, an answer is written at once.
