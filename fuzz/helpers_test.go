@@ -160,12 +160,11 @@ func checkResponseFrame(frame []byte) (id []byte, isError bool, problem string) 
 }
 
 // connLog records what a Conn did with its input, safely from any
-// goroutine: drops, reported by the read loop in input order;
-// notifications, handled by the notification runner in input order; and
-// answers, whose order the Conn does not promise (they are compared as a
-// multiset). Drops and notifications each keep their order, but not
-// their order to each other: the runner handles a notification after the
-// read loop has read on.
+// goroutine: drops, reported by the goroutine that reads, in input order;
+// notifications, handled in input order (each runs alone, in its turn);
+// and answers, whose order the Conn does not promise (they are compared
+// as a multiset). Drops and notifications each keep their order, but the
+// test does not hold them to an order with each other.
 type connLog struct {
 	mu      sync.Mutex
 	drops   []string
