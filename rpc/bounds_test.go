@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
@@ -118,6 +119,24 @@ func (f *flooded) end() {
 	f.c.Wait()
 }
 
+// untilReadingStops lets the bubble's time run until the Conn reads no
+// more of what the peer writes (sent, the lines the peer has written,
+// stops growing for a whole second): a goroutine that reads and runs a
+// handler, or writes, lends the reading role, which a worker takes after
+// the watchdog's periods, so synctest.Wait alone would catch the Conn
+// before it has read all it will.
+func untilReadingStops(sent *atomic.Int64) {
+	for {
+		synctest.Wait()
+		before := sent.Load()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if sent.Load() == before {
+			return
+		}
+	}
+}
+
 // A peer that sends requests and never reads the replies: once the write
 // queue, the handler slots and the waiting room are full, the Conn stops
 // reading until the peer reads again; then every request is answered.
@@ -140,7 +159,7 @@ func TestFloodFromAPeerThatDoesNotRead(t *testing.T) {
 				sent.Add(1)
 			}
 		}()
-		synctest.Wait() // the peer is blocked in Write: the Conn stopped reading
+		untilReadingStops(&sent) // the peer is blocked in Write: the Conn stopped reading
 		f.check(t, memoryBound(opts, 4<<10), fmt.Sprintf("paused after %d of %d requests", sent.Load(), n))
 		if sent.Load() == n {
 			t.Fatal("the Conn read every request although the peer read nothing")
@@ -183,9 +202,9 @@ func TestFloodOfRequestsToBlockedHandlers(t *testing.T) {
 	})
 }
 
-// A notification handler that blocks holds the read loop: the peer's
-// notifications wait in the peer, not in the Conn, and all arrive, in
-// order, once it returns.
+// A notification handler that blocks holds the line: the notifications
+// read after it wait in the room, up to its bounds, the rest in the peer,
+// and all arrive, in order, once it returns.
 func TestFloodOfNotificationsToASlowHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 20000
@@ -215,7 +234,7 @@ func TestFloodOfNotificationsToASlowHandler(t *testing.T) {
 			}
 			f.peerOut.Close()
 		}()
-		synctest.Wait()
+		untilReadingStops(&sent)
 		f.check(t, memoryBound(opts, 0), fmt.Sprintf("after %d of %d notifications", sent.Load(), n))
 		close(release)
 		if err := f.c.Wait(); err != rpc.ErrInputEnded {
