@@ -193,13 +193,12 @@ func TestServerListenAndServe(t *testing.T) {
 	}
 }
 
-// Shutdown stops accepting at once, lets the request in flight be
-// answered, then closes the connection, and returns once it has ended.
-func TestServerShutdownAnswersInFlight(t *testing.T) {
-	rpctest.CheckNoLeak(t)
-	b := linetest.NewBlocker()
-	events := newConnEvents()
-	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.Reg}})
+// callBlocked serves srv, whose handler is b's, on a unix listener, dials
+// it and calls Block; it returns once the handler has started, with the
+// listener, the server, the client, the call's outcome to come and the
+// handler's context.
+func callBlocked(t *testing.T, srv *transport.Server, b *linetest.Blocker) (net.Listener, *serving, *rpc.Conn, <-chan linetest.CallResult, context.Context) {
+	t.Helper()
 	l := unixListener(t)
 	served := startServer(t, srv, l)
 	client := dial(t, l, nil)
@@ -208,7 +207,17 @@ func TestServerShutdownAnswersInFlight(t *testing.T) {
 		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
 		res <- linetest.CallResult{Result: r, Err: err}
 	}()
-	handlerCtx := linetest.Within(t, b.Started, "the handler to start")
+	return l, served, client, res, linetest.Within(t, b.Started, "the handler to start")
+}
+
+// Shutdown stops accepting at once, lets the request in flight be
+// answered, then closes the connection, and returns once it has ended.
+func TestServerShutdownAnswersInFlight(t *testing.T) {
+	rpctest.CheckNoLeak(t)
+	b := linetest.NewBlocker()
+	events := newConnEvents()
+	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.Reg}})
+	l, served, client, res, handlerCtx := callBlocked(t, srv, b)
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(t.Context()) }()
@@ -246,15 +255,7 @@ func TestServerShutdownContextEnds(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	b := linetest.NewBlocker()
 	srv := &transport.Server{Options: &rpc.Options{Handler: b.Reg}}
-	l := unixListener(t)
-	served := startServer(t, srv, l)
-	client := dial(t, l, nil)
-	res := make(chan linetest.CallResult, 1)
-	go func() {
-		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
-		res <- linetest.CallResult{Result: r, Err: err}
-	}()
-	linetest.Within(t, b.Started, "the handler to start")
+	_, served, _, res, _ := callBlocked(t, srv, b)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	shutdown := make(chan error, 1)
@@ -282,15 +283,7 @@ func TestServerClose(t *testing.T) {
 	b := linetest.NewBlocker()
 	events := newConnEvents()
 	srv := events.hook(&transport.Server{Options: &rpc.Options{Handler: b.Reg}})
-	l := unixListener(t)
-	served := startServer(t, srv, l)
-	client := dial(t, l, nil)
-	res := make(chan linetest.CallResult, 1)
-	go func() {
-		r, err := linetest.Block.Call(t.Context(), client, linetest.EchoParams{Text: "x"})
-		res <- linetest.CallResult{Result: r, Err: err}
-	}()
-	linetest.Within(t, b.Started, "the handler to start")
+	_, served, _, res, _ := callBlocked(t, srv, b)
 
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
