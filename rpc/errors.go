@@ -54,6 +54,18 @@ func (e *Error) Error() string {
 	return "jsonrpc error " + strconv.FormatInt(int64(e.Code), 10) + ": " + e.Message
 }
 
+// Is reports whether target is an *Error with the same code, so that a
+// code is matched with errors.Is, whatever the message and data:
+//
+//	if errors.Is(err, &rpc.Error{Code: rpc.CodeMethodNotFound}) { ... }
+//
+// An error object without a code matches a target without one
+// (CodeMissing set).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && e != nil && t != nil && e.CodeMissing == t.CodeMissing && e.Code == t.Code
+}
+
 // errorMessageFallback is the message of an error object whose message member
 // is absent or not a string; the TypeScript peers use the same text.
 const errorMessageFallback = "JSON-RPC error"
