@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/linerpc/linerpc/internal/wire"
 )
@@ -280,8 +281,14 @@ func decodeResult[R any](c *Conn, pc *call, r *R) error {
 // Call sends a request for method with params and decodes the result into
 // result, for methods known only at run time; prefer Method.Call. A nil
 // params omits the params member; a nil result discards the result. The
-// outcomes are those of Method.Call.
+// outcomes are those of Method.Call; a result that is not a non-nil
+// pointer is refused before anything is sent.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	if result != nil {
+		if v := reflect.ValueOf(result); v.Kind() != reflect.Pointer || v.IsNil() {
+			return fmt.Errorf("rpc: Call %q: the result must be a non-nil pointer, not %T", method, result)
+		}
+	}
 	pc, err := doCall(ctx, c, method, params == nil, params)
 	if err != nil {
 		return err

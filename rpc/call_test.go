@@ -334,3 +334,25 @@ func TestCallersReadingGetTheirOwnResults(t *testing.T) {
 		}
 	}
 }
+
+// Conn.Call refuses a result it could not decode into (not a non-nil
+// pointer) before it sends anything: the next request the peer reads is
+// the next call's, id 1.
+func TestCallRefusesANonPointerResultBeforeSending(t *testing.T) {
+	p := newPeer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), linetest.WaitBound) // a call that was sent waits for its answer
+	defer cancel()
+	var nilPtr *echoResult
+	for _, result := range []any{echoResult{}, nilPtr, "text"} {
+		err := p.conn.Call(ctx, "echo", echoParams{Text: "x"}, result)
+		if err == nil || !strings.Contains(err.Error(), "non-nil pointer") {
+			t.Fatalf("Call with a %T result: %v, want a refusal", result, err)
+		}
+	}
+	res := call(context.Background(), p.conn, "after")
+	p.Expect(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"after"}}`)
+	p.Send(`{"jsonrpc":"2.0","id":1,"result":{"echo":"after"}}`)
+	if r := linetest.Within(t, res, "the call after the refusals"); r.Err != nil || r.Result.Echo != "after" {
+		t.Fatalf("the call after the refusals: %+v", r)
+	}
+}
