@@ -34,7 +34,7 @@ func TestCallSettlesWithResult(t *testing.T) {
 func TestCallSettlesWithErrorObject(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "hi")
-	id := string(p.NextRequest().ID)
+	id := string(p.NextCall().ID)
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"nope","data":{"why":[1,2]}}}`)
 	r := <-res
 	var e *rpc.Error
@@ -53,7 +53,7 @@ func TestResponseIDsMatchByTypeAndValue(t *testing.T) {
 	drops := make(chan rpc.Drop, 8)
 	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
 	res := call(context.Background(), p.conn, "a")
-	p.NextRequest() // id 1
+	p.NextCall() // id 1
 	p.Send(`{"jsonrpc":"2.0","id":"1","result":{"echo":"string id"}}`)
 	if d := <-drops; d.Reason != rpc.DropUnmatchedResponse {
 		t.Fatalf("drop %v, want unmatched response", d.Reason)
@@ -64,7 +64,7 @@ func TestResponseIDsMatchByTypeAndValue(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 	res = call(context.Background(), p.conn, "b")
-	p.NextRequest() // id 2
+	p.NextCall() // id 2
 	p.Send(`{"jsonrpc":"2.0","id":2e0,"result":{"echo":"two"}}`)
 	if r := <-res; r.Err != nil || r.Result.Echo != "two" {
 		t.Fatalf("got %+v", r)
@@ -76,7 +76,7 @@ func TestCallAbandonedByContextDropsLateResponse(t *testing.T) {
 	p := newPeer(t, &rpc.Options{OnDrop: func(d rpc.Drop) { drops <- d }})
 	ctx, cancel := context.WithCancel(context.Background())
 	res := call(ctx, p.conn, "slow")
-	id := string(p.NextRequest().ID)
+	id := string(p.NextCall().ID)
 	cancel()
 	if r := <-res; !errors.Is(r.Err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", r.Err)
@@ -105,7 +105,7 @@ func TestDoneContextWritesNothing(t *testing.T) {
 func TestCloseFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.NextRequest()
+	p.NextCall()
 	p.conn.Close()
 	if r := <-res; !errors.Is(r.Err, rpc.ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", r.Err)
@@ -124,7 +124,7 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 func TestInputEndFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.NextRequest()
+	p.NextCall()
 	p.Send(`{"jsonrpc":"2.0","id":99,"method":"unterminated"`[:20]) // garbage, then the end
 	p.CloseInput(nil)
 	if r := <-res; !errors.Is(r.Err, rpc.ErrInputEnded) {
@@ -141,7 +141,7 @@ var errBrokenStream = errors.New("broken stream")
 func TestInputErrorFailsPendingCalls(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.NextRequest()
+	p.NextCall()
 	p.CloseInput(errBrokenStream)
 	if r := <-res; !errors.Is(r.Err, errBrokenStream) {
 		t.Fatalf("err = %v, want the input's error", r.Err)
@@ -174,7 +174,7 @@ func TestWriteFailureEndsTheConnection(t *testing.T) {
 func TestResultThatDoesNotDecode(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	id := string(p.NextRequest().ID)
+	id := string(p.NextCall().ID)
 	p.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"echo":42}}`)
 	if r := <-res; !errors.Is(r.Err, rpc.ErrInvalidResult) {
 		t.Fatalf("err = %v, want ErrInvalidResult", r.Err)
@@ -186,7 +186,7 @@ func TestUntypedCallAndNotify(t *testing.T) {
 	done := make(chan error, 1)
 	var raw json.RawMessage
 	go func() { done <- p.conn.Call(context.Background(), "any/thing", []int{1, 2}, &raw) }()
-	r := p.NextRequest()
+	r := p.NextCall()
 	id, method := string(r.ID), r.Method
 	if method != "any/thing" {
 		t.Fatalf("method %q", method)
@@ -232,7 +232,7 @@ func TestOversizeResponseFailsItsCall(t *testing.T) {
 	drops := make(chan rpc.Drop, 4)
 	p := newPeer(t, &rpc.Options{MaxFrameSize: 1 << 10, OnDrop: func(d rpc.Drop) { drops <- d }})
 	res := call(context.Background(), p.conn, "big")
-	r := p.NextRequest()
+	r := p.NextCall()
 	p.Send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{"echo":"` + strings.Repeat("x", 4<<10) + `"}}`)
 	got := linetest.Within(t, res, "the call answered by an oversize response")
 	if !errors.Is(got.Err, rpc.ErrFrameTooLarge) || !strings.Contains(got.Err.Error(), "response") {
@@ -244,7 +244,7 @@ func TestOversizeResponseFailsItsCall(t *testing.T) {
 	// A call whose oversize response does not show its id early waits on,
 	// and the stream goes on.
 	res = call(context.Background(), p.conn, "big")
-	r = p.NextRequest()
+	r = p.NextCall()
 	p.Send(`{"jsonrpc":"2.0","result":{"echo":"` + strings.Repeat("x", 4<<10) + `"},"id":` + string(r.ID) + `}`)
 	linetest.Within(t, drops, "the second oversize drop")
 	p.Answer(r, `{"echo":"small"}`)
@@ -266,7 +266,7 @@ func TestCallReturnsAfterTheNotificationsAhead(t *testing.T) {
 	p := newPeer(t, &rpc.Options{Handler: reg})
 	for round, end := range []string{"response", "end of input"} {
 		res := call(context.Background(), p.conn, "x")
-		r := p.NextRequest()
+		r := p.NextCall()
 		for range n {
 			p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"n"}}`)
 		}

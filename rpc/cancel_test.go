@@ -366,7 +366,7 @@ func TestNotificationHandlerCallsItsPeer(t *testing.T) {
 	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"first"}}`)
 	p.Send(`{"jsonrpc":"2.0","method":"note","params":{"text":"second"}}`)
 	for _, want := range []string{"first", "second"} {
-		r := p.NextRequest()
+		r := p.NextCall()
 		if r.Method != "echo" || string(r.Params) != `{"text":"`+want+`"}` {
 			t.Fatalf("request %s %s, want echo of %q", r.Method, r.Params, want)
 		}

@@ -16,7 +16,7 @@ import (
 func TestErrorIsMatchesCode(t *testing.T) {
 	p := newPeer(t, nil)
 	res := call(context.Background(), p.conn, "x")
-	p.NextRequest() // id 1
+	p.NextCall() // id 1
 	p.Send(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method here","data":[1]}}`)
 	err := linetest.Within(t, res, "the call to end").Err
 	wrapped := fmt.Errorf("calling echo: %w", err)

@@ -18,10 +18,10 @@ type peer struct {
 	conn *rpc.Conn
 }
 
-// newPeer starts a Conn with opts and returns its peer (rpctest.NewConn).
+// newPeer starts a Conn with opts and returns its peer (rpctest.Start).
 func newPeer(t *testing.T, opts *rpc.Options) *peer {
 	t.Helper()
-	c, p := rpctest.NewConn(t, opts)
+	c, p := rpctest.Start(t, opts)
 	return &peer{Peer: p, conn: c}
 }
 

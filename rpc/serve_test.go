@@ -203,11 +203,11 @@ func TestSecondCallOfAHandlerThatRunsLent(t *testing.T) {
 	})
 	p := newPeer(t, &rpc.Options{Handler: reg, MaxConcurrentRequests: 1})
 	p.Send(`{"jsonrpc":"2.0","id":"o","method":"echo","params":{"text":"outer"}}`)
-	ping1 := p.NextRequest() // outer lends its only slot while it waits
+	ping1 := p.NextCall() // outer lends its only slot while it waits
 	p.Send(`{"jsonrpc":"2.0","id":"s","method":"echo","params":{"text":"slow"}}`)
 	linetest.Within(t, slowStarted, "the slow request to start on the lent slot")
 	p.Answer(ping1, `{"echo":"PING1"}`) // outer runs on, lent: the slot is slow's
-	ping2 := p.NextRequest()
+	ping2 := p.NextCall()
 	p.Send(`{"jsonrpc":"2.0","id":"f","method":"echo","params":{"text":"fast"}}`) // waits for the slot
 	close(release)
 	p.Expect(`{"jsonrpc":"2.0","id":"s","result":{"echo":"slow"}}`)

@@ -215,7 +215,7 @@ func TestCallsNeverDoThePeersWork(t *testing.T) {
 	defer close(release)
 
 	res := call(context.Background(), p.conn, "mine")
-	id := string(p.NextRequest().ID)
+	id := string(p.NextCall().ID)
 	p.Send(`{"jsonrpc":"2.0","id":"s","method":"slow"}`)
 	<-entered
 	// The peer now stops reading: the echo's reply waits in a Write.

@@ -30,7 +30,7 @@ func newClPeer(t *testing.T, opts *sdkproto.ClientOptions) (*sdkproto.Client, *c
 	t.Helper()
 	p := &clPeer{Peer: rpctest.NewPeer(t), t: t}
 	p.ReadAhead(func(lp *rpctest.Peer, f string) bool {
-		r, err := rpctest.ParseRequest(f)
+		r, err := rpctest.ParseCall(f)
 		if err != nil || r.Method != sdkproto.Shutdown.Name() || p.manualShutdown.Load() {
 			return false
 		}
@@ -69,9 +69,9 @@ func clGo[T any](f func() (T, error)) func() (T, error) {
 
 // expect takes the next frame of the client, which must be a request for
 // method; it fails the test otherwise.
-func (p *clPeer) expect(method string) rpctest.Request {
+func (p *clPeer) expect(method string) rpctest.Call {
 	p.t.Helper()
-	r := p.NextRequest()
+	r := p.NextCall()
 	if r.Method != method {
 		p.t.Fatalf("request %s, want %s", r.Method, method)
 	}
@@ -79,12 +79,12 @@ func (p *clPeer) expect(method string) rpctest.Request {
 }
 
 // tryExpect is expect for a goroutine of the test: it returns the failure.
-func (p *clPeer) tryExpect(method string) (rpctest.Request, error) {
+func (p *clPeer) tryExpect(method string) (rpctest.Call, error) {
 	f, err := p.TryNext()
 	if err != nil {
-		return rpctest.Request{}, fmt.Errorf("waiting for %s: %w", method, err)
+		return rpctest.Call{}, fmt.Errorf("waiting for %s: %w", method, err)
 	}
-	r, err := rpctest.ParseRequest(f)
+	r, err := rpctest.ParseCall(f)
 	if err == nil && r.Method != method {
 		err = fmt.Errorf("request %s, want %s", f, method)
 	}
@@ -114,7 +114,7 @@ func compactLine(f json.RawMessage) []byte {
 	return b
 }
 
-func (p *clPeer) result(r rpctest.Request, result string) {
+func (p *clPeer) result(r rpctest.Call, result string) {
 	p.send(`{"jsonrpc":"2.0","id":%s,"result":%s}`, r.ID, result)
 }
 
@@ -150,7 +150,7 @@ func clTurnEnd(session, kind string, seq int) string {
 
 // clTurn writes a whole text turn for session, answering the prompt
 // request r after the first notifications, as the real runtime does.
-func (p *clPeer) clTurn(r rpctest.Request, session, msgID, text string) {
+func (p *clPeer) clTurn(r rpctest.Call, session, msgID, text string) {
 	p.send("%s", clReceipt(session, msgID, 3))
 	p.send("%s", clStatus(session, "running"))
 	p.send("%s", clEvent(session, "turn/start", 4, `{"turn":1}`))

@@ -130,7 +130,7 @@ func TestClientTwoSessions(t *testing.T) {
 		runs = append(runs, clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), s, sdkproto.TextBlock("q "+s)) }))
 	}
 	r1, r2 := p.expect("session/prompt"), p.expect("session/prompt")
-	sid := func(r rpctest.Request) string {
+	sid := func(r rpctest.Call) string {
 		if strings.Contains(string(r.Params), `"s1"`) {
 			return "s1"
 		}

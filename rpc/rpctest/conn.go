@@ -10,7 +10,7 @@ import (
 	"github.com/linerpc/linerpc/rpc"
 )
 
-// NewConn starts a Conn made with opts, for a test of a server or a
+// Start starts a Conn made with opts, for a test of a server or a
 // client written with package rpc, and returns it with its Peer: the far
 // end of its streams, scripted from the test's goroutine (send a frame,
 // expect one, answer a request). The Conn speaks newline framing to its
@@ -19,7 +19,7 @@ import (
 // When the test ends, the Conn is closed, the streams too, every
 // goroutine of the Conn has exited, and none outlived the test (see
 // CheckNoLeak).
-func NewConn(t testing.TB, opts *rpc.Options) (*rpc.Conn, *Peer) {
+func Start(t testing.TB, opts *rpc.Options) (*rpc.Conn, *Peer) {
 	t.Helper()
 	CheckNoLeak(t)
 	p := NewPeer(t)

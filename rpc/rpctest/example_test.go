@@ -27,16 +27,16 @@ func registry() *rpc.Registry {
 // A test of a server: a scripted peer sends requests and expects the
 // answers. (Go runs an Example without a *testing.T: inTest plays go test
 // here; in a test file, the body is a test function.)
-func ExampleNewConn() {
+func ExampleStart() {
 	fmt.Println(inTest(func(t testing.TB) {
-		_, peer := rpctest.NewConn(t, &rpc.Options{Handler: registry()})
+		_, peer := rpctest.Start(t, &rpc.Options{Handler: registry()})
 		peer.Send(`{"jsonrpc":"2.0","id":1,"method":"math/add","params":{"A":2,"B":3}}`)
 		peer.Expect(`{"jsonrpc":"2.0","id":1,"result":{"Sum":5}}`)
 		peer.Send(`{"jsonrpc":"2.0","id":"x","method":"math/sub"}`)
 		peer.Expect(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"{{string}}"}}`)
 	}))
 	fmt.Println(inTest(func(t testing.TB) {
-		_, peer := rpctest.NewConn(t, &rpc.Options{Handler: registry()})
+		_, peer := rpctest.Start(t, &rpc.Options{Handler: registry()})
 		peer.Send(`{"jsonrpc":"2.0","id":2,"method":"math/add","params":{"A":2,"B":2}}`)
 		peer.Expect(`{"jsonrpc":"2.0","id":2,"result":{"Sum":5}}`)
 	}))
@@ -46,15 +46,15 @@ func ExampleNewConn() {
 }
 
 // A test of a client: the peer takes its request and answers it.
-func ExamplePeer_NextRequest() {
+func ExamplePeer_NextCall() {
 	fmt.Println(inTest(func(t testing.TB) {
-		conn, peer := rpctest.NewConn(t, nil)
+		conn, peer := rpctest.Start(t, nil)
 		sum := make(chan int, 1)
 		go func() {
 			r, _ := Add.Call(context.Background(), conn, AddParams{A: 20, B: 22})
 			sum <- r.Sum
 		}()
-		req := peer.NextRequest()
+		req := peer.NextCall()
 		if req.Method != "math/add" {
 			t.Fatalf("method %q", req.Method)
 		}

@@ -120,7 +120,7 @@ func TestPeerScript(t *testing.T) {
 		p.ConnOut.Close()
 	}()
 	p.Send(`{"method":"hello"}`)
-	r := p.NextRequest()
+	r := p.NextCall()
 	if string(r.ID) != "7" || r.Method != "ask" {
 		t.Fatalf("request %+v", r)
 	}
@@ -204,5 +204,14 @@ func TestAttach(t *testing.T) {
 	p.CloseInput(nil)
 	if _, err := p.TryNext(); err != io.EOF {
 		t.Fatalf("after the child's output ended: %v", err)
+	}
+}
+
+func TestExpectRefusesAPatternThatIsNotJSON(t *testing.T) {
+	f := &fakeTB{TB: t}
+	p := NewPeer(f)
+	p.Expect(`{"id":{{any}}}`)
+	if got := f.only(t); !strings.Contains(got, `write "{{any}}", quotes included`) {
+		t.Fatalf("a bare placeholder failed with %q", got)
 	}
 }

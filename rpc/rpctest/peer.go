@@ -26,7 +26,7 @@ import (
 // that the thing under test does not read, fails the test with what it
 // waited for.
 //
-// The methods that fail a test (Send, Next, Expect, NextRequest, Answer)
+// The methods that fail a test (Send, Next, Expect, NextCall, Answer)
 // must be called from the test's goroutine; a goroutine of the test's own
 // uses TryNext and TrySend and hands their errors to the test. Frames are
 // taken by one goroutine at a time.
@@ -266,6 +266,16 @@ func (p *Peer) takenSummary() string {
 // placeholders of the wire vectors and numbers compared by value.
 func (p *Peer) Expect(want string) string {
 	p.t.Helper()
+	if !json.Valid([]byte(want)) {
+		// Before the wait, so that a mistyped pattern fails at once and
+		// says so, not as a frame that did not match.
+		hint := ""
+		if strings.Contains(want, "{{") {
+			hint = ` (a placeholder is a JSON string: write "{{any}}", quotes included)`
+		}
+		p.t.Fatalf("rpctest: Expect: the pattern is not JSON%s: %s", hint, want)
+		return ""
+	}
 	got, ok := p.next("a frame matching " + want)
 	if !ok {
 		return ""
@@ -276,17 +286,18 @@ func (p *Peer) Expect(want string) string {
 	return got
 }
 
-// Request is a request frame as a peer sees it.
-type Request struct {
+// Call is a request the thing under test sent, as its Peer took it: a
+// frame with an id and a method, which the Peer may Answer.
+type Call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 }
 
-// ParseRequest reads frame as a request: an object with an id and a
+// ParseCall reads frame as a request: an object with an id and a
 // string method.
-func ParseRequest(frame string) (Request, error) {
-	var r Request
+func ParseCall(frame string) (Call, error) {
+	var r Call
 	if err := json.Unmarshal([]byte(frame), &r); err != nil {
 		return r, err
 	}
@@ -296,14 +307,14 @@ func ParseRequest(frame string) (Request, error) {
 	return r, nil
 }
 
-// NextRequest takes the next frame, which must be a request.
-func (p *Peer) NextRequest() Request {
+// NextCall takes the next frame, which must be a request.
+func (p *Peer) NextCall() Call {
 	p.t.Helper()
 	f, ok := p.next("a request")
 	if !ok {
-		return Request{}
+		return Call{}
 	}
-	r, err := ParseRequest(f)
+	r, err := ParseCall(f)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -360,7 +371,7 @@ func (p *Peer) trySend(b []byte) error {
 }
 
 // Answer sends the response with result (a JSON text) to r.
-func (p *Peer) Answer(r Request, result string) {
+func (p *Peer) Answer(r Call, result string) {
 	p.t.Helper()
 	p.Send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":` + result + `}`)
 }

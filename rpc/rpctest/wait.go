@@ -3,7 +3,7 @@ package rpctest
 import "time"
 
 // MaxWait bounds every wait of this package: for a frame (Peer.Next,
-// Expect, NextRequest, TryNext), for the thing under test to read a line
+// Expect, NextCall, TryNext), for the thing under test to read a line
 // (Peer.Send, TrySend), for a Recorder's writes (WaitFor, WaitForFrames),
 // for the peer's readers to end (Peer.Close) and for goroutines to exit
 // (CheckNoLeak). A wait that reaches it fails the test, on the test's

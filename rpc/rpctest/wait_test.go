@@ -56,7 +56,7 @@ func TestPeerNextBound(t *testing.T) {
 	})
 }
 
-// The same bound holds for frames read ahead, for NextRequest and for
+// The same bound holds for frames read ahead, for NextCall and for
 // TryNext, which returns it as its error.
 func TestPeerReadAheadBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -64,8 +64,8 @@ func TestPeerReadAheadBound(t *testing.T) {
 		p := NewPeer(f)
 		p.ReadAhead(nil)
 		start := time.Now()
-		if r := p.NextRequest(); r.Method != "" {
-			t.Fatalf("NextRequest returned %+v after failing", r)
+		if r := p.NextCall(); r.Method != "" {
+			t.Fatalf("NextCall returned %+v after failing", r)
 		}
 		checkWaited(t, start, MaxWait)
 		checkFailure(t, f.only(t), "no frame within 1m0s", "waited for a request", "no frame taken before")
