@@ -86,8 +86,18 @@ func (c *Conn) settleBatch(rd *reader, m message) {
 		responses = err == nil && top == wire.Object && env.Class() == wire.Response
 		return responses
 	})
-	if !responses || wire.CountElements(m.line) == 0 {
-		c.drop(m.dropAs(DropNotObject))
+	if n := wire.CountElements(m.line); !responses || n == 0 {
+		d := m.dropAs(DropNotObject)
+		if rd.answerInvalid {
+			d.Reply = errBatchesOff
+			if n == 0 {
+				d.Reply = errEmptyBatch
+			}
+			c.drop(d)
+			c.reply(c.errorFrame(nullID, "", d.Reply), fromReadLoop)
+			return
+		}
+		c.drop(d)
 		return
 	}
 	rd.inArray = true

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -110,6 +111,9 @@ func (c *Conn) mayRead(stop <-chan struct{}) bool {
 func doCall[P any](ctx context.Context, c *Conn, method string, omitParams bool, params P) (*call, error) {
 	if c == nil {
 		panic(fmt.Sprintf("rpc: call of %q on a nil *Conn", method))
+	}
+	if method == "" {
+		return nil, errEmptyMethod // a zero Method, or Call(ctx, "", …): nothing is sent
 	}
 	if c.interceptCall != nil {
 		return interceptedCall(ctx, c, method, omitParams, params)
@@ -316,6 +320,9 @@ func notify[P any](ctx context.Context, c *Conn, method string, omitParams bool,
 	if c == nil {
 		panic(fmt.Sprintf("rpc: notification %q on a nil *Conn (is the context a handler's? see ConnFromContext)", method))
 	}
+	if method == "" {
+		return errEmptyMethod
+	}
 	if c.interceptCall != nil {
 		return interceptedNotify(ctx, c, method, omitParams, params)
 	}
@@ -349,3 +356,7 @@ func sendNotification[P any](ctx context.Context, c *Conn, method string, omitPa
 	}
 	return err
 }
+
+// errEmptyMethod refuses a call or a notification without a method name,
+// before anything is sent.
+var errEmptyMethod = errors.New("rpc: the method name is empty (a zero Method or Notification, or an empty name)")

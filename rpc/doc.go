@@ -237,11 +237,24 @@
 // to write members after params, the scanner stops guessing until a frame
 // ends with them again). Anything else — malformed JSON,
 // non-objects, batches (unless Options.Batches), oversize or too deeply
-// nested frames — is dropped
-// and reported to Options.OnDrop and Options.Logger, never to the peer.
-// These are the rules of the DeepSeek Harness TypeScript transport, so a
-// Conn interoperates with it both ways; docs/wire.md in the repository
-// states them in full.
+// nested frames — is dropped and reported to Options.OnDrop and
+// Options.Logger, and by default never to the peer. These are the rules of
+// the DeepSeek Harness TypeScript transport, so a Conn interoperates with
+// it both ways; docs/wire.md in the repository states them in full.
+//
+// A peer that follows the JSON-RPC 2.0 specification to the letter waits
+// for an answer to a frame it got wrong. Options.AnswerInvalid gives it
+// one, as the specification's examples show: CodeParseError with a null
+// id for a frame that is not JSON, CodeInvalidRequest for one that is not
+// a valid request (one per invalid element of a batch), and a request
+// whose id is null is served. With Options.Batches as well, a Conn
+// answers all fifteen examples of the specification as it does.
+// Responses are never answered, so two ends under the option never answer
+// each other's answers.
+//
+// Params may come by name (an object) or by position (an array). A params
+// type takes both with an UnmarshalJSON method that calls
+// UnmarshalParams (see its example).
 //
 // # Framings and batches
 //

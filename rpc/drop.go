@@ -2,9 +2,11 @@ package rpc
 
 import (
 	"log/slog"
+	"strconv"
 )
 
-// Drop describes a line that a Conn ignored. The peer is never told.
+// Drop describes a frame that a Conn did not serve: ignored, or answered
+// with an error when Reply says so.
 type Drop struct {
 	Reason DropReason
 	// Line is the trimmed line. It is valid only during the OnDrop call,
@@ -17,6 +19,12 @@ type Drop struct {
 	Method string
 	// Err is the parse or decoding error behind the drop, if any.
 	Err error
+	// Reply is the error the peer was answered with, when it was told:
+	// CodeInvalidParams for a request whose params do not decode, and,
+	// under Options.AnswerInvalid, CodeParseError or CodeInvalidRequest
+	// with a null id for a frame that is not valid JSON-RPC. Nil when the
+	// frame went unanswered.
+	Reply *Error
 }
 
 // DropReason says why a line was ignored.
@@ -98,6 +106,9 @@ func (d Drop) LogValue() slog.Value {
 	if d.Method != "" {
 		attrs = append(attrs, slog.String("method", d.Method))
 	}
+	if d.Reply != nil {
+		attrs = append(attrs, slog.Int64("answered", int64(d.Reply.Code)))
+	}
 	if d.Err != nil {
 		attrs = append(attrs, slog.Any("error", d.Err))
 	}
@@ -107,9 +118,14 @@ func (d Drop) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// String describes a Drop in one line, as LogValue does.
+// String describes a Drop in one line, as LogValue does: "rpc: dropped a
+// frame (reason)…" for a frame left unanswered, "rpc: answered a frame
+// with error CODE (reason)…" for one refused with Reply.
 func (d Drop) String() string {
 	s := "rpc: dropped a frame (" + d.Reason.String() + ")"
+	if d.Reply != nil {
+		s = "rpc: answered a frame with error " + strconv.Itoa(int(d.Reply.Code)) + " (" + d.Reason.String() + ")"
+	}
 	if d.Method != "" {
 		s += " of method " + d.Method
 	}
@@ -133,6 +149,18 @@ func excerpt(line []byte) string {
 	return string(line[:maxExcerpt]) + "…"
 }
 
+// refuse reports the frame d describes, which the framer skipped, and
+// under Options.AnswerInvalid answers it with a null id.
+func (c *Conn) refuse(d Drop) {
+	if c.rd.answerInvalid {
+		d.Reply = invalidError(d.Reason, d.Err, nil)
+	}
+	c.drop(d)
+	if d.Reply != nil {
+		c.reply(c.errorFrame(nullID, "", d.Reply), fromReadLoop)
+	}
+}
+
 // drop reports an ignored frame to the hook and the logger.
 func (c *Conn) drop(d Drop) {
 	if c.onDrop != nil {
@@ -146,6 +174,11 @@ func (c *Conn) drop(d Drop) {
 		if d.Err != nil {
 			attrs = append(attrs, slog.Any("error", d.Err))
 		}
-		c.log.LogAttrs(c.ctx, slog.LevelDebug, "rpc: line dropped", attrs...)
+		msg := "rpc: line dropped"
+		if d.Reply != nil {
+			attrs = append(attrs, slog.Int64("answered", int64(d.Reply.Code)))
+			msg = "rpc: line answered with an error"
+		}
+		c.log.LogAttrs(c.ctx, slog.LevelDebug, msg, attrs...)
 	}
 }

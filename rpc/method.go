@@ -16,8 +16,10 @@ type Method[P, R any] struct {
 }
 
 // NewMethod returns the descriptor of the request method called name. When
-// P is NoParams, calls omit the params member and handlers ignore it.
+// P is NoParams, calls omit the params member and handlers ignore it. It
+// panics when name is empty, a descriptor no peer could mean.
 func NewMethod[P, R any](name string) Method[P, R] {
+	mustName("NewMethod", name)
 	return Method[P, R]{name: name, omitParams: isNoParams[P]()}
 }
 
@@ -58,9 +60,19 @@ type Notification[P any] struct {
 }
 
 // NewNotification returns the descriptor of the notification called name.
-// When P is NoParams, the params member is omitted.
+// When P is NoParams, the params member is omitted. It panics when name is
+// empty.
 func NewNotification[P any](name string) Notification[P] {
+	mustName("NewNotification", name)
 	return Notification[P]{name: name, omitParams: isNoParams[P]()}
+}
+
+// mustName panics, for the descriptor constructor fn, when name is empty:
+// a descriptor is declared once, at init, where a panic is seen at once.
+func mustName(fn, name string) {
+	if name == "" {
+		panic("rpc: " + fn + ": the method name is empty")
+	}
 }
 
 // Name returns the notification's name as it appears on the wire.

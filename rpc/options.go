@@ -75,6 +75,29 @@ type Options struct {
 	// be sent either way).
 	Batches bool
 
+	// AnswerInvalid, when set, answers a frame that is not valid JSON-RPC
+	// as JSON-RPC 2.0 §5.1 and §7 show, with an error whose id is null:
+	// CodeParseError for a frame that is not JSON (or a malformed
+	// Content-Length header block), and CodeInvalidRequest for JSON that
+	// is not a request, a notification or a response: a value that is
+	// not an object, an object whose method is not a string, whose id is
+	// a boolean, an object or an array, or that has neither a method nor
+	// a result or an error, a frame nested deeper than MaxDepth, a frame
+	// longer than MaxFrameSize, and an array while Batches is off (an
+	// empty one included). In a batch, each invalid element gets its own
+	// CodeInvalidRequest in the batch's array. A request whose id is null
+	// is then a request, served and answered with a null id, as the
+	// specification has it (without the option it is a notification).
+	// Off, the default, such frames are dropped (OnDrop) and the peer is
+	// told nothing, as the DeepSeek Harness, MCP and LSP peers expect.
+	//
+	// Responses are never answered, with or without it: an object with a
+	// result or an error member and no method is a response, even when
+	// its id is null, so that two ends that both answer invalid frames
+	// never answer each other's answers. The jsonrpc member is not
+	// checked.
+	AnswerInvalid bool
+
 	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF
 	// excluded, or a Content-Length body, headers excluded. Zero means
 	// DefaultMaxFrameSize.
@@ -123,9 +146,10 @@ type Options struct {
 	// no timeout.
 	WriteTimeout time.Duration
 
-	// OnDrop, when set, is called by the reader for every line the Conn
-	// ignores, with the reason. It must not block for long: the next line is
-	// read after it returns.
+	// OnDrop, when set, is called by the reader for every frame the Conn
+	// does not serve, with the reason: ignored, or answered with an error
+	// (Drop.Reply). It must not block for long: the next frame is read
+	// after it returns.
 	OnDrop func(Drop)
 
 	// Logger, when set, receives diagnostics: dropped lines at debug level,
@@ -257,3 +281,5 @@ func (o *Options) framing() Framing {
 }
 
 func (o *Options) batches() bool { return o != nil && o.Batches }
+
+func (o *Options) answerInvalid() bool { return o != nil && o.AnswerInvalid }

@@ -49,6 +49,9 @@ type reader struct {
 	batches bool
 	batch   *inBatch
 	inArray bool
+	// answerInvalid: frames that are not valid JSON-RPC are answered
+	// (Options.AnswerInvalid; see invalid).
+	answerInvalid bool
 	// responsesOnly: the reader is a caller, which handles responses only
 	// (parse returns msgLeft for anything else, before decoding it).
 	responsesOnly bool
@@ -89,6 +92,7 @@ type message struct {
 	drop   DropReason
 	err    error  // why, for a drop
 	reply  *Error // the answer, for msgAnswer
+	id     []byte // the id the answer carries, for msgAnswer
 }
 
 // parse reads the frame raw.
@@ -123,20 +127,23 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	}
 	switch {
 	case err != nil:
-		return m.dropped(DropMalformed, err), false
+		return rd.invalid(m, DropMalformed, err), false
 	case top == wire.Array && rd.batch == nil && depth <= MaxDepth:
 		m.kind = msgBatch
 		return m, false
 	case top == wire.Array && rd.batches && rd.batch == nil:
-		return m.dropped(DropTooDeep, nil), false
+		return rd.invalid(m, DropTooDeep, nil), false
 	case top != wire.Object:
-		return m.dropped(DropNotObject, nil), false
+		return rd.invalid(m, DropNotObject, nil), false
 	}
 	env := &rd.env
 	if env.Params.Kind != wire.Absent {
 		rd.paramsFirst = !env.ParamsLast
 	}
 	class := env.Class()
+	if rd.answerInvalid {
+		class = specClass(env, class)
+	}
 	if rd.responsesOnly && class != wire.Response {
 		return message{kind: msgLeft}, false
 	}
@@ -155,7 +162,7 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 		if env.ParamsToEnd {
 			return m, true // what the guess took for params may hold a method or an id
 		}
-		return m.dropped(DropUnclassified, nil), false
+		return rd.invalid(m, DropUnclassified, nil), false
 	}
 	decoder := m.entry.decoder(class)
 	if env.ParamsUnchecked && (decoder == nil || depth > MaxDepth) {
@@ -172,12 +179,15 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 			if env.ParamsToEnd {
 				return m, true // the guess, rather than the frame, may be wrong
 			}
-			return m.dropped(DropMalformed, err), false
+			return rd.invalid(m, DropMalformed, err), false
 		}
 		env.ParamsUnchecked = false
 	}
 	if depth > MaxDepth {
-		return m.dropped(DropTooDeep, nil), false
+		if class == wire.Response {
+			return m.dropped(DropTooDeep, nil), false // never answered
+		}
+		return rd.invalid(m, DropTooDeep, nil), false
 	}
 	switch {
 	case m.kind != 0: // a response, or preempted
@@ -191,13 +201,13 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 		case malformed && env.ParamsToEnd:
 			return m, true
 		case malformed:
-			return m.dropped(DropMalformed, bad.err), false
+			return rd.invalid(m, DropMalformed, bad.err), false
 		case class == wire.Request:
 			// The answer says what is wrong in the peer's terms; the
 			// decoder's error, which names the program's types, goes to
 			// OnDrop and the Logger only.
 			m = m.dropped(DropInvalidParams, err)
-			m.kind, m.reply = msgAnswer, &Error{Code: CodeInvalidParams, Message: describeParams(err)}
+			m.kind, m.id, m.reply = msgAnswer, env.ID.Raw, &Error{Code: CodeInvalidParams, Message: describeParams(err)}
 			return m, false
 		default:
 			return m.dropped(DropInvalidParams, err), false
@@ -207,7 +217,7 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	case class == wire.Notification && view != nil && view.unknownNotification != nil:
 		m.t = unknownTask(view, string(m.method), rawParams(env), true)
 	case class == wire.Request:
-		m.kind, m.reply = msgAnswer, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(m.method)}
+		m.kind, m.id, m.reply = msgAnswer, env.ID.Raw, &Error{Code: CodeMethodNotFound, Message: "method not found: " + string(m.method)}
 		return m, false
 	default:
 		return m.dropped(DropUnhandledNotification, nil), false
@@ -224,6 +234,77 @@ func (m message) dropped(reason DropReason, err error) message {
 	m.kind, m.drop, m.err = msgDrop, reason, err
 	return m
 }
+
+// invalid makes m the drop, for reason, of a frame that is not valid
+// JSON-RPC, and under Options.AnswerInvalid its answer too: an error with
+// a null id (invalidError).
+func (rd *reader) invalid(m message, reason DropReason, err error) message {
+	m = m.dropped(reason, err)
+	if rd.answerInvalid {
+		m.kind, m.id, m.reply = msgAnswer, nullID, invalidError(reason, err, m.env)
+	}
+	return m
+}
+
+// nullID is the id of an answer to a frame whose id is unknown.
+var nullID = []byte("null")
+
+// specClass is the class of the object env under Options.AnswerInvalid,
+// as JSON-RPC 2.0 reads it where it differs from the default rule (class,
+// docs/wire.md §2.2): a null id with a string method makes a request; an
+// id of any other kind than a string, a number or null makes the object
+// invalid; an object with a result or an error and no method is a
+// response whatever its id, so that no end answers an answer.
+func specClass(env *wire.Envelope, class wire.Class) wire.Class {
+	switch {
+	case class == wire.Notification && env.ID.Kind == wire.Null:
+		return wire.Request
+	case class == wire.Notification && env.ID.Kind != wire.Absent:
+		return wire.Unclassified
+	case class == wire.Unclassified && env.Method.Kind == wire.Absent &&
+		(env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent):
+		return wire.Response
+	}
+	return class
+}
+
+// invalidError is the answer under Options.AnswerInvalid to a frame
+// dropped for reason (err says why, for a malformed one; env is the
+// scanned object, for an unclassified one).
+func invalidError(reason DropReason, err error, env *wire.Envelope) *Error {
+	switch reason {
+	case DropMalformed, DropBadHeader:
+		msg := "parse error"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return &Error{Code: CodeParseError, Message: msg}
+	case DropUnclassified:
+		switch {
+		case env.Method.Kind != wire.Absent && env.Method.Kind != wire.String:
+			return errMethodNotString
+		case env.Method.Kind == wire.String:
+			return errIDKind
+		}
+		return errNoMethod
+	case DropTooDeep:
+		return errTooDeep
+	case DropOversize:
+		return errOversize
+	}
+	return errNotObject
+}
+
+// The answers to invalid requests under Options.AnswerInvalid.
+var (
+	errMethodNotString = &Error{Code: CodeInvalidRequest, Message: "invalid request: method is not a string"}
+	errIDKind          = &Error{Code: CodeInvalidRequest, Message: "invalid request: id is not a string, a number or null"}
+	errNoMethod        = &Error{Code: CodeInvalidRequest, Message: "invalid request: neither a method nor a result or an error"}
+	errTooDeep         = &Error{Code: CodeInvalidRequest, Message: "invalid request: nested deeper than " + strconv.Itoa(MaxDepth) + " levels"}
+	errOversize        = &Error{Code: CodeInvalidRequest, Message: "invalid request: the frame is longer than the maximum frame size"}
+	errNotObject       = &Error{Code: CodeInvalidRequest, Message: "invalid request: not an object"}
+	errBatchesOff      = &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not accepted"}
+)
 
 // rawParams returns a copy of the frame's params for a handler of unknown
 // methods (nil when absent), which runs after the frame is gone.
@@ -311,11 +392,24 @@ func decodeParamsOf[P any](params paramsIn, p *P, omit bool) error {
 // came, without the Go names of the types, which are the program's
 // business (the full error goes to OnDrop and Logger).
 func describeParams(err error) string {
-	var te *gojson.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return "invalid params"
+	var many tooManyParams
+	if errors.As(err, &many) {
+		return "invalid params: " + many.Error()
 	}
 	b := []byte("invalid params: ")
+	var pe *PositionError
+	if errors.As(err, &pe) {
+		b = append(b, "position "...)
+		b = strconv.AppendInt(b, int64(pe.Position), 10)
+		b = append(b, ": "...)
+	}
+	var te *gojson.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		if pe == nil {
+			return "invalid params"
+		}
+		return string(append(b, "not of the expected type"...))
+	}
 	if te.Field != "" {
 		b = append(b, "member "...)
 		b = strconv.AppendQuote(b, te.Field)

@@ -180,10 +180,10 @@ func (c *Conn) dispatch(rd *reader, raw []byte) (j *job, stop bool) {
 		if m.drop != 0 {
 			c.drop(m.dropReport())
 		}
-		f := c.errorFrame(m.env.ID.Raw, string(m.method), m.reply)
+		f := c.errorFrame(m.id, string(m.method), m.reply)
 		if rd.batch != nil {
 			rd.batch.expect()
-			array, last := rd.batch.answered(c, m.env.ID.Raw, f)
+			array, last := rd.batch.answered(c, m.id, f)
 			c.sendBatch(array, last, fromReadLoop)
 		} else {
 			c.reply(f, fromReadLoop)
@@ -318,14 +318,15 @@ func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call,
 // wait for a response that will never be read.
 func (c *Conn) skipped(in inFrame) {
 	if in.malformed != nil {
-		c.drop(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed})
+		c.refuse(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed})
 		return
 	}
-	c.drop(Drop{Reason: DropOversize, Size: in.size})
 	id, ok := wire.ResponseIDInPrefix(in.prefix)
 	if !ok {
+		c.refuse(Drop{Reason: DropOversize, Size: in.size})
 		return
 	}
+	c.drop(Drop{Reason: DropOversize, Size: in.size}) // a response: never answered
 	n, ok := wire.IntegerID(id)
 	if !ok || n <= 0 {
 		return
@@ -364,6 +365,9 @@ func (c *Conn) framingWarning(err error) {
 func (m *message) dropReport() Drop {
 	d := m.dropAs(m.drop)
 	d.Err = m.err
+	if m.kind == msgAnswer {
+		d.Reply = m.reply
+	}
 	if m.drop == DropInvalidParams || m.drop == DropUnhandledNotification {
 		d.Method = string(m.method)
 	}
