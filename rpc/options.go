@@ -153,7 +153,10 @@ type Options struct {
 	OnDrop func(Drop)
 
 	// Logger, when set, receives diagnostics: dropped lines at debug level,
-	// handler panics and write failures at error level. Nil logs nothing.
+	// handler panics and write failures at error level. A panic's record
+	// says where it happened ("at", the function and file:line that
+	// panicked) and lists its stack, one frame per element ("stack").
+	// Nil logs nothing.
 	Logger *slog.Logger
 
 	// Cancellation, when set, cancels requests across the wire both ways:

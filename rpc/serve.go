@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -164,12 +166,47 @@ func serveHandler(ctx context.Context, req *Request) (result any, err error) {
 }
 
 // panicked logs a handler's panic and returns the error that answers it.
+// It is called by the deferred function that recovered v, while the
+// panicking frames are still on the stack.
 func (c *Conn) panicked(method string, v any) error {
 	if c.log != nil {
-		c.log.Error("rpc: handler panicked", slog.String("method", method),
-			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+		stack := panicStack()
+		attrs := []slog.Attr{slog.String("method", method), slog.String("panic", fmt.Sprint(v))}
+		if len(stack) > 0 {
+			attrs = append(attrs, slog.String("at", stack[0]), slog.Any("stack", stack))
+		}
+		c.log.LogAttrs(c.ctx, slog.LevelError, "rpc: handler panicked", attrs...)
 	}
 	return panicError
+}
+
+// maxPanicFrames bounds the frames a panic's log record lists.
+const maxPanicFrames = 32
+
+// panicStack returns the stack of the panic being recovered, from the
+// frame that panicked outwards, one "function file:line" per frame: as a
+// list, which a JSON log keeps as an array and a text log prints on one
+// line, rather than debug.Stack's text, whose tabs and newlines a log
+// record escapes.
+func panicStack() []string {
+	pcs := make([]uintptr, maxPanicFrames+16)
+	pcs = pcs[:runtime.Callers(3, pcs)] // from panicked's caller, the deferred function
+	frames := runtime.CallersFrames(pcs)
+	var stack []string
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true // the frames after it are the panic's
+		case panicking && len(stack) < maxPanicFrames &&
+			!strings.HasPrefix(f.Function, "runtime."):
+			stack = append(stack, f.Function+" "+f.File+":"+strconv.Itoa(f.Line))
+		}
+		if !more {
+			return stack
+		}
+	}
 }
 
 // panicError answers a request whose handler panicked.
