@@ -439,3 +439,51 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A whole session in one write, exit included, as a script or a test
+// harness may send it: every request is answered, in order, before exit
+// ends the server with status 0, since each message is served in its turn.
+func TestLSPWholeSessionInOneWrite(t *testing.T) {
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	session := strings.Join([]string{
+		frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`),
+		frame(`{"jsonrpc":"2.0","method":"initialized","params":{}}`),
+		frame(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.txt","languageId":"plaintext","version":1,"text":"hello world"}}}`),
+		frame(`{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.txt"},"position":{"line":0,"character":7}}}`),
+		frame(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///a.txt","version":2},"contentChanges":[{"text":"goodbye"}]}}`),
+		frame(`{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.txt"},"position":{"line":0,"character":1}}}`),
+		frame(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`),
+		frame(`{"jsonrpc":"2.0","method":"exit"}`),
+	}, "")
+	var out strings.Builder
+	done := make(chan int, 1)
+	go func() { done <- serveStdio(strings.NewReader(session), &out) }()
+	if code := within(t, done, "the server's end after exit"); code != 0 {
+		t.Errorf("status %d after shutdown and exit, want 0; wrote:\n%s", code, out.String())
+	}
+	var answers []string
+	for rest := out.String(); rest != ""; {
+		var n int
+		if _, err := fmt.Sscanf(rest, "Content-Length: %d\r\n\r\n", &n); err != nil {
+			t.Fatalf("not a frame: %q", rest)
+		}
+		start := strings.Index(rest, "\r\n\r\n") + 4
+		body := rest[start : start+n]
+		rest = rest[start+n:]
+		if strings.Contains(body, `"id":`) {
+			answers = append(answers, body)
+		}
+	}
+	want := []string{`"id":1,"result":{"capabilities"`, `"id":2,"result":{"contents":`, `"id":3,"result":{"contents":`, `"id":4,"result":null`}
+	if len(answers) != len(want) {
+		t.Fatalf("answered %d requests, want %d:\n%s", len(answers), len(want), strings.Join(answers, "\n"))
+	}
+	for i, a := range answers {
+		if !strings.Contains(a, want[i]) {
+			t.Errorf("answer %d is %s, want %s…", i+1, a, want[i])
+		}
+	}
+	if !strings.Contains(answers[1], "world") || !strings.Contains(answers[2], "goodbye") {
+		t.Errorf("the hovers did not see the text of their time:\n%s\n%s", answers[1], answers[2])
+	}
+}
