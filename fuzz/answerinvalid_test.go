@@ -1,0 +1,132 @@
+package fuzz
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/linerpc/linerpc/internal/wire"
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/rpctest"
+)
+
+// FuzzAnswerInvalid is FuzzDispatch under Options.AnswerInvalid: every
+// line gets exactly the answers the option promises (its own id for a
+// request, a null id for a request whose id is null and for anything that
+// is not valid JSON-RPC), each a well-formed response; a notification and
+// a response get none; and the good request that follows is still
+// answered.
+func FuzzAnswerInvalid(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]`,
+		`{"jsonrpc": "2.0", "method": 1, "params": "bar"}`,
+		`[1,2,3]`,
+		`[]`,
+		`[{"jsonrpc":"2.0","id":1,"result":1}]`,
+		`{"jsonrpc":"2.0","id":null,"method":"echo","params":{"text":"n"}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":true,"method":"note"}`,
+		`{"jsonrpc":"2.0","method":"note","params":{"text":"a"},"params":[1,]}`,
+		`"just a string"` + "\n" + `{"id":{},"result":2}`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, unknown bool) {
+		complete, tail := splitLines(data)
+		complete = append(complete, tail)
+		var want []string
+		for _, l := range complete {
+			if id, ok := answerInvalidOracle(l); ok {
+				want = append(want, id)
+			}
+		}
+		want = append(want, `"probe-7f3a"`)
+
+		w := &rpctest.Recorder{}
+		in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
+		c := rpc.NewConn(bytes.NewReader(in), w, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2, AnswerInvalid: true})
+		c.Start()
+		waitOrFail(t, c)
+
+		var got []string
+		probed := false
+		for _, fr := range w.Frames(t) {
+			id, isErr, problem := checkResponseFrame(fr)
+			if problem != "" {
+				t.Fatalf("frame %q: %s", fr, problem)
+			}
+			got = append(got, string(id))
+			if string(id) == `"probe-7f3a"` && !isErr && bytes.Contains(fr, []byte(`"result":{"text":"still alive"`)) {
+				probed = true
+			}
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("answered ids\n%q\nwant\n%q", got, want)
+		}
+		if !probed {
+			t.Fatalf("the good request after the input was not answered with its result: %q", w.Frames(t))
+		}
+	})
+}
+
+// answerInvalidOracle returns the id of the one answer the line l gets
+// under Options.AnswerInvalid (Batches off), as the option's documentation
+// states it, or ok false when it gets none.
+func answerInvalidOracle(l []byte) (id string, ok bool) {
+	c := classify(l)
+	env := &c.env
+	// JSON-RPC 2.0's reading of an object: a response has a string or
+	// number id and no string method, or no method at all and a result
+	// or an error.
+	response := env.Method.Kind != wire.String &&
+		(env.ID.Kind == wire.String || env.ID.Kind == wire.Number ||
+			env.Method.Kind == wire.Absent && (env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent))
+	switch c.class {
+	case classBlank:
+		return "", false
+	case classMalformed:
+		return "null", true
+	case classNotObject:
+		if responsesOnly(c.line) {
+			return "", false // they settle calls (none here): never answered
+		}
+		return "null", true
+	case classTooDeep:
+		if response {
+			return "", false
+		}
+		return "null", true
+	case classRequest:
+		return string(c.id.Raw), true
+	case classNotification:
+		if env.ID.Kind == wire.Absent {
+			return "", false
+		}
+		return "null", true // a null id makes a request; another kind, an invalid one
+	}
+	if response {
+		return "", false
+	}
+	return "null", true
+}
+
+// responsesOnly says whether line is an array, not nested deeper than
+// MaxDepth, of one or more responses (by the default rule).
+func responsesOnly(line []byte) bool {
+	var s wire.Scanner
+	top, depth, err := s.Scan(line, nil)
+	if err != nil || top != wire.Array || depth > rpc.MaxDepth {
+		return false
+	}
+	n, all := 0, true
+	wire.Elements(line, func(elem []byte) bool {
+		n++
+		all = classify(elem).class == classResponse
+		return all
+	})
+	return n > 0 && all
+}
