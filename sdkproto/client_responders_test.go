@@ -8,6 +8,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -36,8 +37,8 @@ func TestRespondersAttachConn(t *testing.T) {
 	asked := make(chan respAsk, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- sdktest.Serve(context.Background(), sdktest.Script{Turns: []*sdktest.Turn{
-			sdktest.NewTurn().Ask("client/ask", respAsk{Question: "name"}).Text("asked"),
+		served <- scripted.Serve(context.Background(), scripted.Script{Turns: []*scripted.Turn{
+			scripted.NewTurn().Ask("client/ask", respAsk{Question: "name"}).Text("asked"),
 		}}, toRuntime, fromRuntime)
 		fromRuntime.Close()
 		toRuntime.Close()
@@ -121,7 +122,7 @@ func TestResponderMethod(t *testing.T) {
 	if got := (sdkproto.Responder{}).Method(); got != "" {
 		t.Errorf("zero Method() = %q", got)
 	}
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Ask("client/ask", nil).Text("ok")}})
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Ask("client/ask", nil).Text("ok")}})
 	c := rt.ClientWith(&sdkproto.ClientOptions{Responders: []sdkproto.Responder{{}}})
 	if _, err := c.Run(t.Context(), "main", sdkproto.TextBlock("hi")); err != nil {
 		t.Fatal(err)

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/linerpc/linerpc/sdkproto/sdktest"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
 
 const scriptUsage = `Usage: dshrpc serve-script FILE
 
 Serve a script on stdin/stdout as a runtime, for clients in any language and
 for programs that start their runtime themselves: the scripted runtime of
-package sdkproto/sdktest, which sends what the real runtime sends around
+package sdkproto/scripted, which sends what the real runtime sends around
 each scripted turn (the envelope, seqs, order and statuses of its recorded
 turns). FILE holds the turns as JSON, one a prompt, in the order the prompts
 come, whatever their sessions; each turn is a list of actions:
@@ -34,7 +34,7 @@ The kinds: text and reasoning (parts), usage (usage), tool-call (id, name,
 arguments, output, isError, error), subagent (label, prompt, child: a list of
 actions), model-error (failure), max-tokens, refuse (message; alone in its
 turn), pause (duration, as "1.5s"), ask (method, params: a request to the
-client), event (type, data). The Go documentation of sdktest.Script says
+client), event (type, data). The Go documentation of scripted.Script says
 what each does and what each member holds. A prompt past the last turn is
 answered with a -32603 error, and once serving ends serve-script says which
 came first (its number, from 0, and its session) and exits 1.
@@ -57,19 +57,19 @@ func scriptCmd(e *env, args []string) int {
 	if err := servedFile(pos, "script"); err != nil {
 		return usageError(e, "serve-script", err)
 	}
-	script, err := sdktest.LoadScript(pos[0])
+	script, err := scripted.LoadScript(pos[0])
 	if err != nil {
-		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "sdktest: "))
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "scripted: "))
 		return exitRuntime
 	}
 	// SIGTERM and SIGINT end serving with 0, as the real runtime exits 0
 	// on SIGTERM; Serve reports a prompt past the script then too.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = sdktest.Serve(ctx, script, e.stdin, e.stdout)
+	err = scripted.Serve(ctx, script, e.stdin, e.stdout)
 	switch {
-	case errors.Is(err, sdktest.ErrPastScript):
-		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "sdktest: "))
+	case errors.Is(err, scripted.ErrPastScript):
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "scripted: "))
 		return exitFailed
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintf(e.stderr, "dshrpc serve-script: %v\n", err)

@@ -79,10 +79,12 @@
 // ends, or at once when that last client frame was a shutdown request, as
 // the runtime exits after answering it.
 //
-// Recording.Client is the helper for tests: a *sdkproto.Client connected
-// in process to a replay, with cleanup and a goroutine leak check on the
-// testing.TB, failing the test unless the client followed the recording;
-// Start does the same and lets the test take Serve's error (Replay.Wait),
-// for tests of departures. The dshrpc command serves a recording on stdio
-// with dshrpc serve-replay FILE.
+// The helpers for tests are in package sdkproto/replay/replaytest, as
+// those of net/http are in net/http/httptest: replaytest.Client is a
+// *sdkproto.Client connected in process to a replay, with cleanup and a
+// goroutine leak check on the testing.TB, failing the test unless the
+// client followed the recording; replaytest.Start does the same and lets
+// the test take Serve's error, for tests of departures. This package does
+// not import package testing. The dshrpc command serves a recording on
+// stdio with dshrpc serve-replay FILE.
 package replay

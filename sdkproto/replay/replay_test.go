@@ -3,19 +3,18 @@ package replay_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/replay"
+	"github.com/linerpc/linerpc/sdkproto/replay/replaytest"
 )
 
 // bound is the one-minute bound of every wait of these tests: a context
 // that ends makes the call fail saying what it waited for.
 func bound(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), replay.MaxWait)
+	ctx, cancel := context.WithTimeout(context.Background(), replaytest.MaxWait)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -73,7 +72,7 @@ func TestRunReplaysRecordedTurns(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := load(t, name)
 			tn := recordedTurn(t, rec, 0)
-			r := replay.Start(t, rec, nil)
+			r := replaytest.Start(t, rec, nil)
 			ctx := bound(t)
 			initialize(t, ctx, rec, r.Client)
 			res, err := r.Client.Run(ctx, "session-replayed", rec.Prompts()[0].Blocks...)
@@ -102,7 +101,7 @@ func TestRunReplaysEveryForm(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(form, " ", "-"), func(t *testing.T) {
 			rec := loadString(t, text)
-			c := rec.Client(t, nil)
+			c := replaytest.Client(t, rec, nil)
 			ctx := bound(t)
 			initialize(t, ctx, rec, c)
 			res, err := c.Run(ctx, "main", sdkproto.TextBlock(tn.text))
@@ -121,7 +120,7 @@ func TestStreamReplaysRecordedTurn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := load(t, name)
 			tn := recordedTurn(t, rec, 0)
-			c := rec.Client(t, nil)
+			c := replaytest.Client(t, rec, nil)
 			ctx := bound(t)
 			initialize(t, ctx, rec, c)
 			var text strings.Builder
@@ -152,7 +151,7 @@ func TestTwoSessionsInEitherOrder(t *testing.T) {
 	rec := load(t, "two-sessions")
 	alpha, beta := recordedTurn(t, rec, 0), recordedTurn(t, rec, 1)
 	t.Run("second-first", func(t *testing.T) {
-		c := rec.Client(t, nil)
+		c := replaytest.Client(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, c)
 		res, err := c.Run(ctx, "b", sdkproto.TextBlock(beta.text))
@@ -167,7 +166,7 @@ func TestTwoSessionsInEitherOrder(t *testing.T) {
 		checkRun(t, "run a", res, alpha, "a")
 	})
 	t.Run("at-once", func(t *testing.T) {
-		c := rec.Client(t, nil)
+		c := replaytest.Client(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, c)
 		type outcome struct {
@@ -199,7 +198,7 @@ func TestOneRecordingManyClients(t *testing.T) {
 	errs := make(chan error, 4)
 	var clients []*sdkproto.Client
 	for range 4 {
-		clients = append(clients, rec.Client(t, nil))
+		clients = append(clients, replaytest.Client(t, rec, nil))
 	}
 	for i, c := range clients {
 		go func() {
@@ -227,7 +226,7 @@ func TestOneRecordingManyClients(t *testing.T) {
 func TestRecordingWithoutShutdown(t *testing.T) {
 	rec := load(t, "stdin-eof")
 	tn := recordedTurn(t, rec, 0)
-	r := replay.Start(t, rec, nil)
+	r := replaytest.Start(t, rec, nil)
 	ctx := bound(t)
 	initialize(t, ctx, rec, r.Client)
 	res, err := r.Client.Run(ctx, "main", sdkproto.TextBlock(tn.text))
@@ -242,7 +241,7 @@ func TestRecordingWithoutShutdown(t *testing.T) {
 }
 
 // departure returns the *Departure that Serve ended with.
-func departure(t testing.TB, r *replay.Replay) *replay.Departure {
+func departure(t testing.TB, r *replaytest.Replay) *replay.Departure {
 	t.Helper()
 	err := r.Wait()
 	var d *replay.Departure
@@ -267,7 +266,7 @@ func wantRefusal(t testing.TB, err error, wants ...string) {
 func TestDepartures(t *testing.T) {
 	t.Run("prompt-text", func(t *testing.T) {
 		rec := load(t, "text-turn")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, r.Client)
 		_, err := r.Client.Run(ctx, "main", sdkproto.TextBlock("say bye"))
@@ -280,7 +279,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("unexpected-method", func(t *testing.T) {
 		rec := load(t, "text-turn")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, r.Client)
 		err := r.Client.Shutdown(ctx)
@@ -292,7 +291,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("initialize-params", func(t *testing.T) {
 		rec := load(t, "text-turn")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		p, _ := rec.InitializeParams()
 		p.Model, p.MaxTokens = "deepseek-v4-pro", sdkproto.OptionalInt{}
 		_, err := r.Client.Initialize(bound(t), p)
@@ -302,7 +301,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("session-bound-twice", func(t *testing.T) {
 		rec := load(t, "two-sessions")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, r.Client)
 		if _, err := r.Client.Run(ctx, "a", sdkproto.TextBlock("alpha question")); err != nil {
@@ -315,7 +314,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("group", func(t *testing.T) {
 		rec := load(t, "two-sessions")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, r.Client)
 		_, err := r.Client.Run(ctx, "a", sdkproto.TextBlock("gamma question"))
@@ -325,7 +324,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("input-ends-early", func(t *testing.T) {
 		rec := load(t, "text-turn")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		initialize(t, bound(t), rec, r.Client)
 		r.Client.CloseInput()
 		want := "replay: the client departed from the recording at line 3 (a c2s session/prompt request): the client's input ended before it"
@@ -335,7 +334,7 @@ func TestDepartures(t *testing.T) {
 	})
 	t.Run("after-the-end", func(t *testing.T) {
 		rec := load(t, "stdin-eof")
-		r := replay.Start(t, rec, nil)
+		r := replaytest.Start(t, rec, nil)
 		ctx := bound(t)
 		initialize(t, ctx, rec, r.Client)
 		if _, err := r.Client.Run(ctx, "main", sdkproto.TextBlock("say something")); err != nil {
@@ -348,40 +347,4 @@ func TestDepartures(t *testing.T) {
 			t.Errorf("departure: %+v", d)
 		}
 	})
-}
-
-// TestCleanupReportsDeparture: Client's cleanup fails a test whose client
-// departed without the test taking the error.
-func TestCleanupReportsDeparture(t *testing.T) {
-	rec := load(t, "text-turn")
-	rt := &recordingTB{TB: t}
-	ctx := bound(t)
-	func() {
-		defer rt.cleanup()
-		c := rec.Client(rt, &sdkproto.ClientOptions{ShutdownTimeout: time.Minute})
-		initialize(t, ctx, rec, c)
-		c.Run(ctx, "main", sdkproto.TextBlock("say bye"))
-	}()
-	if len(rt.errors) != 1 || !strings.Contains(rt.errors[0], "replay: the client departed from the recording at line 3") {
-		t.Errorf("the cleanup reported %q", rt.errors)
-	}
-}
-
-// recordingTB is a testing.TB whose cleanups run when the test says, and
-// whose errors are recorded rather than reported.
-type recordingTB struct {
-	testing.TB
-	cleanups []func()
-	errors   []string
-}
-
-func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
-func (r *recordingTB) Helper()          {}
-func (r *recordingTB) Errorf(format string, args ...any) {
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
-}
-func (r *recordingTB) cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
-	"github.com/linerpc/linerpc/sdkproto/replay"
+	"github.com/linerpc/linerpc/sdkproto/replay/replaytest"
 )
 
 // askedTurn is a recording, in raw frames, of a turn in which the runtime
@@ -64,7 +64,7 @@ func TestRuntimeRequestAnsweredByAResponder(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			asked := make(chan ask, 1)
-			r := replay.Start(t, rec, &sdkproto.ClientOptions{Responders: []sdkproto.Responder{
+			r := replaytest.Start(t, rec, &sdkproto.ClientOptions{Responders: []sdkproto.Responder{
 				sdkproto.Respond(approval, func(ctx context.Context, a ask) (decision, error) {
 					asked <- a
 					return decision{Approved: c.approved}, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto/replay"
+	"github.com/linerpc/linerpc/sdkproto/replay/replaytest"
 )
 
 // served is a Serve running for a test against a scripted peer.
@@ -47,7 +48,7 @@ func (s *served) wait(t testing.TB) error {
 	case <-s.done:
 		return s.err
 	case <-ctx.Done():
-		t.Fatalf("Serve did not return within %v", replay.MaxWait)
+		t.Fatalf("Serve did not return within %v", replaytest.MaxWait)
 		return nil
 	}
 }

@@ -1,21 +1,25 @@
 // Package sdktest is a scriptable DSH runtime for the tests of programs
 // that drive one with package sdkproto: a test declares what the runtime
-// does for each prompt (text streamed in deltas, reasoning, tool calls
-// and their results, a subagent with its own events, a refused prompt, a
-// failed model call, usage, pauses on the test's clock, requests to the
-// client) and gets a connected *sdkproto.Client, or a command that starts
-// the runtime for a program that launches its own. The runtime is an
-// sdkproto.Server whose Runtime plays the script, so its frames have the
-// envelope, the seqs, the order and the status transitions of the real
-// runtime's recorded turns (testdata/transcripts): this package's tests
-// check that a scripted turn and the recorded turn it imitates are
-// accepted alike by the transcript checker of dshrpc check and give
-// Client.Run results of the same shape. It records every frame in both
-// directions for the test's assertions.
+// does for each prompt, as a scripted.Script (text streamed in deltas,
+// reasoning, tool calls and their results, a subagent with its own
+// events, a refused prompt, a failed model call, usage, pauses on the
+// test's clock, requests to the client), and gets a connected
+// *sdkproto.Client, or a command that starts the runtime for a program
+// that launches its own. It is to package sdkproto/scripted, the runtime
+// that plays the script, what net/http/httptest is to net/http: the
+// runtime is an sdkproto.Server whose Runtime is a scripted.Runtime, so
+// its frames have the envelope, the seqs, the order and the status
+// transitions of the real runtime's recorded turns
+// (testdata/transcripts): this package's tests check that a scripted turn
+// and the recorded turn it imitates are accepted alike by the transcript
+// checker of dshrpc check and give Client.Run results of the same shape.
+// It records every frame in both directions for the test's assertions,
+// and fails the test when something is left running at its end.
 //
 // Package sdkproto/demo is the other scripted runtime: it answers each
 // prompt by its text (/think, /tool, ...), for demos and interop tests;
-// sdktest is scripted by the test, in Go.
+// sdktest is scripted by the test, in Go. Package sdkproto/replay/replaytest
+// connects a Client to a recorded conversation instead.
 //
 // # A test with the kit
 //
@@ -45,9 +49,9 @@
 //		if err := os.WriteFile(path, []byte("The cat sat on the mat."), 0o644); err != nil {
 //			t.Fatal(err)
 //		}
-//		rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-//			sdktest.NewTurn().Text("A cat ", "sits."),
-//			sdktest.NewTurn().Text("A cat").MaxTokens(),
+//		rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+//			scripted.NewTurn().Text("A cat ", "sits."),
+//			scripted.NewTurn().Text("A cat").MaxTokens(),
 //		}})
 //		c := rt.Client()
 //
@@ -72,43 +76,29 @@
 //
 // # The script
 //
-// A Turn is a list of actions, built with NewTurn and its methods, played
-// in order once the session's agent claims the prompt:
+// A scripted.Script lists the Turns, one a prompt, in the order the
+// prompts arrive; a Turn is a list of actions built with scripted.NewTurn
+// and its methods (package scripted documents each, and what the runtime
+// sends around them):
 //
-//	sdktest.NewTurn().
-//		Reasoning("The user ", "asks for the date.").   // a reasoning block, two deltas
-//		ToolCall(sdktest.ToolCall{Name: "bash",          // ends the message: tool/call, tool/result,
-//			Arguments: `{"command":"date"}`,            // then the next step
-//			Output: "Mon Jan 5\n"}).
-//		Text("It is ", "Monday.").                      // the answer, two deltas
-//		Usage(sdkproto.TokenUsage{InputTokens: 120, OutputTokens: 9})
+//	scripted.NewTurn().
+//		Reasoning("The user ", "asks for the date.").
+//		ToolCall(scripted.ToolCall{Name: "bash", Arguments: `{"command":"date"}`, Output: "Mon Jan 5\n"}).
+//		Text("It is ", "Monday.")
 //
-// Around the actions the runtime sends what the real one does: the
-// preamble of a new session (permission/preset, sandbox/mode,
-// approval/policy), the receipt, running, turn/start and the claim before
-// the reply to session/prompt; step/start, the user message and, on a
-// session's first turn, the runtime-context snapshot, the title and the
-// request header and context; block-start, the deltas, every block-end,
-// usage and finish, then assistant/message (sourceEventSeqs the chunks');
-// step/end, turn/end and idle. Subagent runs a child turn in a child
-// session between subagent.started and subagent.finished; ModelError and
-// MaxTokens end a turn with an error or at the output cap; Refuse makes
-// the prompt fail; Event appends any event. Prompts to a busy session
-// queue (a receipt each, one turn after the other); sessions run
-// concurrently. Script.Reply scripts the prompts past Script.Turns by
-// their content. A prompt past the script (no turn, no Reply) is answered
-// with -32603 and fails the test, whether the runtime runs in process or
-// through Command; Serve returns its error (ErrPastScript).
+// A prompt past the script (no turn, no Script.Reply) is answered with
+// -32603 and fails the test, whether the runtime runs in process or
+// through Command.
 //
 // # Time
 //
-// Pause waits on a timer of the runtime's goroutine. Called inside a
+// scripted.Turn.Pause waits on a timer of the runtime's goroutine. Called inside a
 // testing/synctest bubble, NewRuntime runs the runtime in the bubble, so
 // pauses take no real time and a test reads them on the fake clock:
 //
 //	synctest.Test(t, func(t *testing.T) {
-//		rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-//			sdktest.NewTurn().Text("Hel").Pause(90 * time.Second).Text("lo"),
+//		rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+//			scripted.NewTurn().Text("Hel").Pause(90 * time.Second).Text("lo"),
 //		}})
 //		start := time.Now()
 //		res, err := rt.Client().Run(t.Context(), "main", sdkproto.TextBlock("hi"))
@@ -122,7 +112,7 @@
 //
 // Frames returns every frame exchanged, in the order the runtime read or
 // wrote it; Requests the client's requests of a method; Answers the
-// client's answers to the runtime's requests (Turn.Ask); AssertPrompted
+// client's answers to the runtime's requests (scripted.Turn.Ask); AssertPrompted
 // checks that a prompt of a given text was sent; WaitFor waits until the
 // frames satisfy a condition; Check runs the transcript checker.
 //
@@ -135,7 +125,7 @@
 //	func TestMain(m *testing.M) { sdktest.Main(m) }
 //
 //	func TestTool(t *testing.T) {
-//		rt := sdktest.NewRuntime(t, sdktest.Script{Turns: ...})
+//		rt := sdktest.NewRuntime(t, scripted.Script{Turns: ...})
 //		cmd := rt.Command() // or cmd.Path and cmd.Args as a command line
 //		runTheProgram(t, cmd)
 //		rt.AssertPrompted(t, "...") // the frames are complete once the process exited
@@ -143,18 +133,16 @@
 //
 // # Scripts in JSON
 //
-// A Script has a JSON form, documented on Script, for scripts written by
-// hand in any language: `dshrpc serve-script FILE` serves one on stdin
-// and stdout, as a runtime for clients in other languages and for
-// programs that start their runtime themselves; LoadScript reads one in
-// Go. Command hands its script to the process in the same form.
-//
-//	{"turns": [[{"kind": "text", "parts": ["A cat ", "sits."]}],
-//	           [{"kind": "text", "parts": ["A cat"]}, {"kind": "max-tokens"}]]}
+// A scripted.Script has a JSON form, documented on it, for scripts
+// written by hand in any language: `dshrpc serve-script FILE` serves one
+// on stdin and stdout, as a runtime for clients in other languages and
+// for programs that start their runtime themselves; scripted.LoadScript
+// reads one in Go. Command hands its script to the process in the same
+// form.
 //
 // # A client that answers its runtime
 //
-// Turn.Ask sends the client a request and waits for its answer, as the
+// scripted.Turn.Ask sends the client a request and waits for its answer, as the
 // approval flows that the protocol leaves room for would. A Client answers
 // with the responders of its options (sdkproto.ClientOptions.Responders,
 // made with sdkproto.Respond on a typed rpc.Method), and a request without
@@ -162,8 +150,8 @@
 // does:
 //
 //	approval := rpc.NewMethod[Ask, Decision]("approval/request")
-//	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-//		sdktest.NewTurn().Ask("approval/request", Ask{Tool: "bash"}).Text("done"),
+//	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+//		scripted.NewTurn().Ask("approval/request", Ask{Tool: "bash"}).Text("done"),
 //	}})
 //	c := rt.ClientWith(&sdkproto.ClientOptions{Responders: []sdkproto.Responder{
 //		sdkproto.Respond(approval, func(ctx context.Context, a Ask) (Decision, error) {

@@ -85,7 +85,7 @@ type Request struct {
 	Params json.RawMessage // nil when absent
 }
 
-// Answer is a request the runtime sent to the client (Turn.Ask) with the
+// Answer is a request the runtime sent to the client (scripted.Turn.Ask) with the
 // client's answer.
 type Answer struct {
 	Request

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
 
 // processFlag starts the test binary as a runtime: its value is the
@@ -120,7 +123,7 @@ func (rt *Runtime) Command() *exec.Cmd {
 	exe, err := os.Executable()
 	if err == nil {
 		// The script's JSON form, which serveProcess reads with
-		// LoadScript: the one form for files written by hand too.
+		// scripted.LoadScript: the one form for files written by hand too.
 		var script []byte
 		if script, err = rt.script.MarshalJSON(); err == nil {
 			err = os.WriteFile(filepath.Join(dir, scriptName), script, 0o644)
@@ -161,7 +164,7 @@ func serveProcess(dir string) int {
 		}
 		f.Close() // SetCrashOutput keeps a duplicate
 	}
-	script, err := LoadScript(filepath.Join(dir, scriptName))
+	script, err := scripted.LoadScript(filepath.Join(dir, scriptName))
 	if err != nil {
 		return fail(err)
 	}
@@ -184,20 +187,24 @@ func serveProcess(dir string) int {
 		ended  bool
 		latest error // the last error of a prompt past the script left
 	)
-	// Serve, as in process, returns the error of a prompt past the
-	// script once serving has ended, by a shutdown request, the end of
-	// stdin or a signal.
-	err = serve(ctx, script,
+	// The calls of PastScript are serialized, so the last one's
+	// played.Err() counts every prompt past the script before it.
+	var played *scripted.Runtime
+	played, err = scripted.NewRuntime(script, &scripted.Options{PastScript: func(scripted.Prompt, error) {
+		past := played.Err() // the first such prompt's, with how many more came
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			latest = past
+			writeError(dir, past)
+		}
+	}})
+	if err != nil {
+		return fail(err)
+	}
+	err = sdkproto.NewServer(played, nil).Serve(ctx,
 		&tapReader{r: os.Stdin, t: tap{dir: ClientToRuntime, rec: rec}},
-		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}},
-		func(past error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !ended {
-				latest = past
-				writeError(dir, past)
-			}
-		})
+		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}})
 	// Serving has ended: a further SIGTERM or SIGINT (Launch's Close
 	// sends one when the process is slow to exit) must not kill it with
 	// its last word unsaid, as the default action would once stop ran.
@@ -206,11 +213,11 @@ func serveProcess(dir string) int {
 	ended = true
 	past := latest
 	mu.Unlock()
+	if final := played.Err(); final != nil {
+		past = final // the final count
+	}
 	var failure error
-	switch {
-	case errors.Is(err, ErrPastScript):
-		past = err // the final count
-	case err != nil && !errors.Is(err, context.Canceled):
+	if err != nil && !errors.Is(err, context.Canceled) {
 		failure = err
 	}
 	rec.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -120,14 +121,14 @@ func checkCleanup(t *testing.T, fake *fakeTB, dir, want *string) {
 // it, and after SIGTERM.
 func TestCommandPastScript(t *testing.T) {
 	t.Parallel()
-	const first = "sdktest: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	const first = "scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
 	for _, c := range []struct {
 		name string
 		end  string // "close" or "sigterm"
 		want []string
 		err  string
 	}{
-		{"close", "close", []string{first, "sdktest: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
+		{"close", "close", []string{first, "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
 			first + " (and 1 more prompt after it)"},
 		{"sigterm", "sigterm", []string{first}, first},
 	} {
@@ -140,7 +141,7 @@ func TestCommandPastScript(t *testing.T) {
 			var dir string
 			want := "sdktest: the runtime process started with Command: " + c.err
 			checkCleanup(t, fake, &dir, &want)
-			rt := sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("one")}})
+			rt := sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Text("one")}})
 			cmd := rt.Command()
 			dir = commandDir(t, cmd)
 			cl := launchRun(t, cmd)
@@ -170,9 +171,9 @@ func TestCommandWithinScriptReportsNothing(t *testing.T) {
 	fake := &fakeTB{TB: t}
 	var dir, want string
 	checkCleanup(t, fake, &dir, &want)
-	rt := sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().Text("one"),
-		sdktest.NewTurn().Text("two"),
+	rt := sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().Text("one"),
+		scripted.NewTurn().Text("two"),
 	}})
 	cmd := rt.Command()
 	dir = commandDir(t, cmd)
@@ -196,7 +197,7 @@ func TestCommandServingFailureReported(t *testing.T) {
 	fake := &fakeTB{TB: t}
 	var dir, want string
 	checkCleanup(t, fake, &dir, &want)
-	rt := sdktest.NewRuntime(fake, sdktest.Script{})
+	rt := sdktest.NewRuntime(fake, scripted.Script{})
 	cmd := rt.Command()
 	dir = commandDir(t, cmd)
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte("not json"), 0o644); err != nil {
@@ -230,7 +231,7 @@ func TestCommandKilledAfterPastScript(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the test signals the process with SIGKILL, as on unix")
 	}
-	const first = "sdktest: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	const first = "scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
 	for _, c := range []struct {
 		name  string
 		start string // "cmd": Launch(cmd); "path": Launch of cmd.Path and cmd.Args
@@ -245,7 +246,7 @@ func TestCommandKilledAfterPastScript(t *testing.T) {
 			var dir string
 			want := "sdktest: the runtime process started with Command" + c.ended + ": " + first + " (and 1 more prompt after it)"
 			checkCleanup(t, fake, &dir, &want)
-			rt := sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("one")}})
+			rt := sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Text("one")}})
 			cmd := rt.Command()
 			dir = commandDir(t, cmd)
 			if c.start == "path" {
@@ -253,7 +254,7 @@ func TestCommandKilledAfterPastScript(t *testing.T) {
 			}
 			cl := launchRun(t, cmd)
 			promptPast(t, cl, 1, first)
-			promptPast(t, cl, 2, "sdktest: no turn scripted for prompt 2 (session main), past the script's 1 turn")
+			promptPast(t, cl, 2, "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn")
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestCommandCrashReported(t *testing.T) {
 		}
 		checkDirRemoved(t, dir)
 	})
-	rt := sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("one")}})
+	rt := sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Text("one")}})
 	cmd := rt.Command()
 	dir = commandDir(t, cmd)
 	cl := launchRun(t, cmd)

@@ -11,6 +11,7 @@ import (
 	"github.com/linerpc/linerpc/internal/vectortest"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -30,8 +31,8 @@ var approve = rpc.NewMethod[approvalParams, approvalResult]("approval/request")
 // askTurn asks for approval (answered by the responder), asks what the
 // client has no responder for, sends params the responder cannot decode,
 // has the responder fail twice, and then answers.
-func askTurn() *sdktest.Turn {
-	return sdktest.NewTurn().
+func askTurn() *scripted.Turn {
+	return scripted.NewTurn().
 		Ask("approval/request", approvalParams{SessionID: "main", Tool: "bash"}).
 		Ask("elicitation/create", map[string]string{"message": "name?"}).
 		Ask("approval/request", map[string]int{"tool": 5}).
@@ -96,7 +97,7 @@ func checkAnswers(t *testing.T, rt *sdktest.Runtime) {
 // responders, and the others as it always did.
 func TestRespondersNewClient(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{askTurn()}})
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{askTurn()}})
 	var a approver
 	c := rt.ClientWith(&sdkproto.ClientOptions{Responders: []sdkproto.Responder{a.responder()}})
 	res, err := c.Run(t.Context(), "main", sdkproto.TextBlock("go"))
@@ -113,7 +114,7 @@ func TestRespondersNewClient(t *testing.T) {
 // So does a Client made by Launch, here of a runtime's process.
 func TestRespondersLaunch(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{askTurn()}})
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{askTurn()}})
 	var a approver
 	c := launch(t, rt, &sdkproto.ClientOptions{Responders: []sdkproto.Responder{a.responder()}})
 	res, err := c.Run(t.Context(), "main", sdkproto.TextBlock("go"))
@@ -163,8 +164,8 @@ func TestUnknownRequestAnswerIsTheVectors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-				sdktest.NewTurn().Ask(method, request["params"]).Text("asked"),
+			rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+				scripted.NewTurn().Ask(method, request["params"]).Text("asked"),
 			}})
 			var c *sdkproto.Client
 			if tc.launch {
@@ -207,7 +208,7 @@ func answerFrame(rt *sdktest.Runtime, id json.RawMessage) string {
 // Launch refuses two responders for one method before it starts anything.
 func TestRespondersTwiceForOneMethod(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{})
+	rt := sdktest.NewRuntime(t, scripted.Script{})
 	var a approver
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "sdkproto: two Responders for approval/request") {

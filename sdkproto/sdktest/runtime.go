@@ -9,12 +9,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/linerpc/linerpc/internal/transcript"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
 
 // MaxWait bounds every wait of this package (WaitFor, and the cleanup's
@@ -32,7 +34,7 @@ func InitializeParams() sdkproto.InitializeParams {
 }
 
 // Runtime is a scripted DSH runtime for one test: an sdkproto.Server with
-// a Runtime that plays a Script, connected to one client, in process
+// a scripted.Runtime that plays a Script, connected to one client, in process
 // (Client, ClientWith) or as a process that a program under test starts
 // (Command). It records every frame in both directions, in the order the
 // runtime read or wrote them, for the assertions (Frames, Requests,
@@ -42,7 +44,7 @@ func InitializeParams() sdkproto.InitializeParams {
 // report failures through it, so call them from the test's goroutine.
 type Runtime struct {
 	t      testing.TB
-	script Script
+	script scripted.Script
 	rec    recorder
 
 	mu        sync.Mutex
@@ -64,22 +66,23 @@ type Runtime struct {
 // (the Server's, its connection's, the sessions' agents) must have exited
 // and the Client's Close must have succeeded, within MaxWait; the test
 // fails otherwise, with the stacks of every goroutine. A prompt that s
-// has no turn for fails the test too, with its error (see ErrPastScript),
-// whether the runtime is in process or not: in process (Client,
-// ClientWith), when the prompt comes, with its text; as the process of
-// Command, which answers it alike, with -32603, once the test has ended,
-// with the error of the first such prompt, which the process left before
-// answering it, so even when it was killed afterwards (a failure of that
-// process's serving, or its crash, fails the test too; see Command).
+// has no turn for fails the test too, with its error (see
+// scripted.ErrPastScript), whether the runtime is in process or not: in
+// process (Client, ClientWith), when the prompt comes, with its text; as
+// the process of Command, which answers it alike, with -32603, once the
+// test has ended, with the error of the first such prompt, which the
+// process left before answering it, so even when it was killed afterwards
+// (a failure of that process's serving, or its crash, fails the test too;
+// see Command).
 // Inside a testing/synctest bubble, call NewRuntime in the bubble: the
-// runtime's timers (Turn.Pause) then run on the bubble's clock, and the
+// runtime's timers (scripted.Turn.Pause) then run on the bubble's clock, and the
 // bubble itself checks that no goroutine outlives it.
-func NewRuntime(t testing.TB, s Script) *Runtime {
+func NewRuntime(t testing.TB, s scripted.Script) *Runtime {
 	t.Helper()
 	rt := &Runtime{t: t, script: s}
-	if err := s.check(); err != nil {
+	if err := s.Err(); err != nil {
 		t.Fatal(err)
-		rt.script = Script{} // for a testing.TB whose Fatal returns
+		rt.script = scripted.Script{} // for a testing.TB whose Fatal returns
 	}
 	t.Cleanup(rt.cleanup)
 	return rt
@@ -127,12 +130,15 @@ func (rt *Runtime) ClientWith(opts *sdkproto.ClientOptions) *sdkproto.Client {
 	if !rt.connect("client") {
 		return nil
 	}
+	played, err := scripted.NewRuntime(rt.script, &scripted.Options{PastScript: func(pr scripted.Prompt, err error) {
+		rt.t.Errorf("%v: %q", err, pr.Text)
+	}})
+	if err != nil { // NewRuntime failed the test with it already
+		return nil
+	}
+	p := &player{Runtime: played}
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
-	p := newPlayer(rt.script)
-	p.unscripted = func(pr Prompt, err error) {
-		rt.t.Errorf("%v: %q", err, pr.Text)
-	}
 	served := make(chan error, 1)
 	go func() {
 		err := sdkproto.NewServer(p, nil).Serve(context.Background(),
@@ -174,7 +180,7 @@ func (rt *Runtime) Requests(method string) []Request {
 }
 
 // Answers returns the requests for method that the runtime sent the
-// client (Turn.Ask), in order, with the client's answers.
+// client (scripted.Turn.Ask), in order, with the client's answers.
 func (rt *Runtime) Answers(method string) []Answer {
 	return answers(rt.Frames(), method)
 }
@@ -247,7 +253,7 @@ func lastFrames(frames []Frame, n int) string {
 // check (docs/wire.md §2-§6) finds in the frames so far: malformed
 // frames, payloads that break the contract, seqs out of order,
 // unanswered requests. Warnings (a seq gap, a run cut short) are logged,
-// and so are the requests the script sent (Turn.Ask): the runtimes of
+// and so are the requests the script sent (scripted.Turn.Ask): the runtimes of
 // the revisions read send the client none, so the checker reports them,
 // but a script that asks means to.
 func (rt *Runtime) Check(t testing.TB) {
@@ -332,4 +338,32 @@ func waitDone(wait func() error, expired <-chan time.Time) bool {
 func stacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
+}
+
+// player is the scripted runtime that a Runtime serves in process, with
+// the connection of its latest request kept for the cleanup's leak check.
+type player struct {
+	*scripted.Runtime
+	conn atomic.Pointer[rpc.Conn]
+}
+
+// Initialize keeps the request's connection, then lets the script's
+// runtime initialize.
+func (p *player) Initialize(ctx context.Context, req sdkproto.InitializeRequest) error {
+	p.enter(ctx)
+	return p.Runtime.Initialize(ctx, req)
+}
+
+// Prompt keeps the request's connection, then lets the script's runtime
+// take the prompt.
+func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkproto.SessionPromptResult, error) {
+	p.enter(ctx)
+	return p.Runtime.Prompt(ctx, req)
+}
+
+// enter keeps the connection of a request.
+func (p *player) enter(ctx context.Context) {
+	if c := rpc.ConnFromContext(ctx); c != nil {
+		p.conn.Store(c)
+	}
 }

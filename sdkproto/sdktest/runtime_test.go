@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -59,8 +59,8 @@ func eventTypes(events []sdkproto.Event) string {
 // block separates them by exactly its duration, and takes no real time.
 func TestPauseOnTheTestClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-			sdktest.NewTurn().Text("Hel").Pause(90 * time.Second).Text("lo"),
+		rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+			scripted.NewTurn().Text("Hel").Pause(90 * time.Second).Text("lo"),
 		}})
 		c := rt.Client()
 		var at []time.Time
@@ -84,8 +84,8 @@ func TestPauseOnTheTestClock(t *testing.T) {
 // runtime's goroutines stop, and the test ends without waiting for it.
 func TestShutdownCutsAPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-			sdktest.NewTurn().Text("before").Pause(time.Hour).Text("after"),
+		rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+			scripted.NewTurn().Text("before").Pause(time.Hour).Text("after"),
 		}})
 		c := rt.Client()
 		sub := c.SubscribeSessionTree("main")
@@ -116,8 +116,8 @@ func TestShutdownCutsAPause(t *testing.T) {
 // prompt by its text.
 func TestQueuedPromptsAndReply(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := sdktest.NewRuntime(t, sdktest.Script{Reply: func(p sdktest.Prompt) *sdktest.Turn {
-			return sdktest.NewTurn().Pause(time.Second).Text("re: " + p.Text)
+		rt := sdktest.NewRuntime(t, scripted.Script{Reply: func(p scripted.Prompt) *scripted.Turn {
+			return scripted.NewTurn().Pause(time.Second).Text("re: " + p.Text)
 		}})
 		c := rt.Client()
 		all := c.SubscribeSessionTree("main")
@@ -162,9 +162,9 @@ func TestQueuedPromptsAndReply(t *testing.T) {
 func TestRefuseEventAndModelError(t *testing.T) {
 	t.Parallel()
 	failure := sdkproto.LLMFailure{Message: "stream broke", Code: "NETWORK"}
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.Refuse("session agent was disposed outside the server: main"),
-		sdktest.NewTurn().Event(sdkproto.EventTodoWrite, map[string]any{"todos": []any{}}).Text("partial").ModelError(failure),
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+		scripted.Refuse("session agent was disposed outside the server: main"),
+		scripted.NewTurn().Event(sdkproto.EventTodoWrite, map[string]any{"todos": []any{}}).Text("partial").ModelError(failure),
 	}})
 	c := rt.Client()
 	_, err := c.Run(t.Context(), "main", sdkproto.TextBlock("first"))
@@ -192,8 +192,8 @@ func TestRefuseEventAndModelError(t *testing.T) {
 // does not fail on the request the script asked).
 func TestAssertions(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().Ask("approval/request", map[string]string{"tool": "bash"}).Text("ok"),
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().Ask("approval/request", map[string]string{"tool": "bash"}).Text("ok"),
 	}})
 	c := rt.Client()
 	if _, err := c.Run(t.Context(), "s1", sdkproto.TextBlock("summarise"), sdkproto.TextBlock(" this")); err != nil {
@@ -223,7 +223,7 @@ func TestAssertions(t *testing.T) {
 // for and the last frames.
 func TestWaitForFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := sdktest.NewRuntime(t, sdktest.Script{})
+		rt := sdktest.NewRuntime(t, scripted.Script{})
 		rt.Client()
 		fake := &fakeTB{TB: t}
 		start := time.Now()
@@ -243,10 +243,10 @@ func TestWaitForFails(t *testing.T) {
 func TestMisuseFails(t *testing.T) {
 	t.Parallel()
 	fake := &fakeTB{TB: t}
-	sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().MaxTokens().Text("late")}})
-	sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Subagent("x", "y", sdktest.Refuse("no"))}})
-	sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Ask("m", func() {})}})
-	rt := sdktest.NewRuntime(fake, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("only")}})
+	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().MaxTokens().Text("late")}})
+	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Subagent("x", "y", scripted.Refuse("no"))}})
+	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Ask("m", func() {})}})
+	rt := sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Text("only")}})
 	c := rt.Client()
 	rt.Client()
 	rt.ClientWith(nil)
@@ -255,88 +255,20 @@ func TestMisuseFails(t *testing.T) {
 	}
 	_, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("b"))
 	var re *sdkproto.ResponseError
-	if !errors.As(err, &re) || re.Code != -32603 || re.Message != "sdktest: no turn scripted for prompt 1 (session main), past the script's 1 turn" {
+	if !errors.As(err, &re) || re.Code != -32603 || re.Message != "scripted: no turn scripted for prompt 1 (session main), past the script's 1 turn" {
 		t.Errorf("unscripted prompt: %v", err)
 	}
 	got := fake.failures()
 	for _, want := range []string{
-		"Script.Turns[0]: sdktest: text after the turn ended",
-		"Script.Turns[0]: sdktest: a Subagent's child turn cannot Refuse",
-		`Script.Turns[0]: sdktest: Ask("m"): the params do not encode`,
+		"Script.Turns[0]: scripted: text after the turn ended",
+		"Script.Turns[0]: scripted: a Subagent's child turn cannot Refuse",
+		`Script.Turns[0]: scripted: Ask("m"): the params do not encode`,
 		"sdktest: the runtime already serves its client (client)",
-		`sdktest: no turn scripted for prompt 1 (session main), past the script's 1 turn: "b"`,
+		`scripted: no turn scripted for prompt 1 (session main), past the script's 1 turn: "b"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failures:\n%s\nwant %s", got, want)
 		}
-	}
-}
-
-// A prompt past the script is answered with -32603 and its error, and
-// Serve returns, once serving has ended, the error of the first such
-// prompt, wrapping ErrPastScript: after a shutdown request, and when ctx
-// ends, which does not hide it. A Reply that returns nil is said so.
-func TestServePastScript(t *testing.T) {
-	const first = "sdktest: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
-	for _, c := range []struct {
-		name  string
-		reply func(sdktest.Prompt) *sdktest.Turn
-		end   string // "close" or "ctx"
-		want  []string
-		serve string
-	}{
-		{"shutdown", nil, "close", []string{first, "sdktest: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
-			first + " (and 1 more prompt after it)"},
-		{"ctx", nil, "ctx", []string{first}, first},
-		{"reply", func(sdktest.Prompt) *sdktest.Turn { return nil }, "close", []string{first + ", and Reply returned nil"},
-			first + ", and Reply returned nil"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				toRuntime, clientOut := io.Pipe()
-				clientIn, fromRuntime := io.Pipe()
-				served := make(chan error, 1)
-				go func() {
-					served <- sdktest.Serve(ctx, sdktest.Script{Turns: []*sdktest.Turn{sdktest.NewTurn().Text("one")}, Reply: c.reply},
-						toRuntime, fromRuntime)
-					fromRuntime.Close()
-					toRuntime.Close()
-				}()
-				cl := sdkproto.NewClient(clientIn, clientOut, nil)
-				defer cl.Close()
-				if _, err := cl.Initialize(t.Context(), sdktest.InitializeParams()); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := cl.Run(t.Context(), "main", sdkproto.TextBlock("a")); err != nil {
-					t.Fatal(err)
-				}
-				for i, want := range c.want {
-					session := []string{"s2", "main"}[i]
-					_, err := cl.Prompt(t.Context(), session, sdkproto.TextBlock("past"))
-					var re *sdkproto.ResponseError
-					if !errors.As(err, &re) || re.Code != -32603 || re.Message != want {
-						t.Errorf("prompt %d: %v, want -32603 %q", i+1, err, want)
-					}
-				}
-				if c.end == "ctx" {
-					cancel()
-				} else if err := cl.Close(); err != nil {
-					t.Fatalf("Close: %v", err)
-				}
-				timer := time.NewTimer(sdktest.MaxWait)
-				defer timer.Stop()
-				select {
-				case err := <-served:
-					if !errors.Is(err, sdktest.ErrPastScript) || err.Error() != c.serve {
-						t.Errorf("Serve returned %v, want %q, an ErrPastScript", err, c.serve)
-					}
-				case <-timer.C:
-					t.Fatalf("Serve had not returned %v after the serving ended (%s)", sdktest.MaxWait, c.end)
-				}
-			})
-		})
 	}
 }
 
@@ -351,13 +283,13 @@ func TestLeakCheckFails(t *testing.T) {
 		t.Cleanup(func() { // runs after the Runtime's cleanup
 			close(release)
 			if got := fake.failures(); !strings.Contains(got, "the runtime had not stopped 1m0s after the test ended (its Serve did not return)") ||
-				!strings.Contains(got, "sdktest.(*player).turnFor") {
+				!strings.Contains(got, "scripted.(*Runtime).turnFor") {
 				t.Errorf("cleanup reported %q, want the goroutines left", got)
 			}
 		})
-		rt := sdktest.NewRuntime(fake, sdktest.Script{Reply: func(sdktest.Prompt) *sdktest.Turn {
+		rt := sdktest.NewRuntime(fake, scripted.Script{Reply: func(scripted.Prompt) *scripted.Turn {
 			<-release
-			return sdktest.NewTurn()
+			return scripted.NewTurn()
 		}})
 		c := rt.Client()
 		go c.Prompt(context.Background(), "main", sdkproto.TextBlock("stuck"))
@@ -370,9 +302,9 @@ func TestLeakCheckFails(t *testing.T) {
 // asserts on them once the program closed its client.
 func TestCommand(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().Reasoning("hm").Text("hello"),
-		sdktest.NewTurn().Subagent("greet", "say hi", sdktest.NewTurn().Text("hi")).Text("child said hi"),
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().Reasoning("hm").Text("hello"),
+		scripted.NewTurn().Subagent("greet", "say hi", scripted.NewTurn().Text("hi")).Text("child said hi"),
 	}})
 	c := launch(t, rt, nil)
 	var finals []string
@@ -405,11 +337,11 @@ func TestCommand(t *testing.T) {
 func TestCommandMisuse(t *testing.T) {
 	t.Parallel()
 	fake := &fakeTB{TB: t}
-	rt := sdktest.NewRuntime(fake, sdktest.Script{Reply: func(sdktest.Prompt) *sdktest.Turn { return nil }})
+	rt := sdktest.NewRuntime(fake, scripted.Script{Reply: func(scripted.Prompt) *scripted.Turn { return nil }})
 	if rt.Command() != nil {
 		t.Error("Command with Reply returned a command")
 	}
-	rt = sdktest.NewRuntime(fake, sdktest.Script{})
+	rt = sdktest.NewRuntime(fake, scripted.Script{})
 	cmd := rt.Command()
 	rt.WaitFor(fake, "anything", func([]sdktest.Frame) bool { return true })
 	if err := cmd.Start(); err != nil {
@@ -431,7 +363,7 @@ func TestCommandMisuse(t *testing.T) {
 // The test binary started with a bad runtime directory exits 1 and says why.
 func TestCommandBadScript(t *testing.T) {
 	t.Parallel()
-	rt := sdktest.NewRuntime(t, sdktest.Script{})
+	rt := sdktest.NewRuntime(t, scripted.Script{})
 	cmd := rt.Command()
 	cmd.Args[1] += "/missing"
 	out, err := cmd.CombinedOutput()

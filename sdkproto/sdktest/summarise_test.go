@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -35,9 +36,9 @@ func TestSummarise(t *testing.T) {
 	if err := os.WriteFile(path, []byte("The cat sat on the mat."), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rt := sdktest.NewRuntime(t, sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().Text("A cat ", "sits."),
-		sdktest.NewTurn().Text("A cat").MaxTokens(),
+	rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().Text("A cat ", "sits."),
+		scripted.NewTurn().Text("A cat").MaxTokens(),
 	}})
 	c := rt.Client()
 

@@ -15,6 +15,8 @@ import (
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/replay"
+	"github.com/linerpc/linerpc/sdkproto/replay/replaytest"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 	"github.com/linerpc/linerpc/sdkproto/sdktest"
 )
 
@@ -29,8 +31,8 @@ var (
 
 // An imitation written with the builders: MarshalJSON writes it as its
 // file reads, so the Go and the JSON forms of a turn cannot drift apart.
-var invalidArgs = sdktest.NewTurn().
-	ToolCall(sdktest.ToolCall{Name: "bash", Arguments: `{"command":"echo hi"}`,
+var invalidArgs = scripted.NewTurn().
+	ToolCall(scripted.ToolCall{Name: "bash", Arguments: `{"command":"echo hi"}`,
 		Output:  `Error: invalid arguments: missing required property "description"`,
 		IsError: true, Error: &sdkproto.ToolError{Name: "ToolArgsError", Code: "INVALID_ARGS"}}).
 	Text("the com", "mand pr", "inted hi")
@@ -39,11 +41,11 @@ var invalidArgs = sdktest.NewTurn().
 // file: both marshal to the same bytes (the file's arguments, an object,
 // read as their compact text, as the builder takes them).
 func TestScriptFileIsTheBuilders(t *testing.T) {
-	want, err := sdktest.Script{Turns: []*sdktest.Turn{invalidArgs}}.MarshalJSON()
+	want, err := scripted.Script{Turns: []*scripted.Turn{invalidArgs}}.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := sdktest.LoadScript(filepath.Join(scriptsDir, "tool-call-invalid-args.json"))
+	file, err := scripted.LoadScript(filepath.Join(scriptsDir, "tool-call-invalid-args.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func TestScriptFileIsTheBuilders(t *testing.T) {
 // recorded side is the recording served by sdkproto/replay, a fresh
 // replay for each call, as the scripted side is a fresh runtime.
 //
-// The subtests do not run in parallel: replay.Start checks that no
+// The subtests do not run in parallel: replaytest.Start checks that no
 // goroutine outlives the test, by counting the process's.
 func TestScriptedTurnsImitateRecordings(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(scriptsDir, "*.json"))
@@ -87,7 +89,7 @@ func TestScriptedTurnsImitateRecordings(t *testing.T) {
 // of recordingFile, as TestScriptedTurnsImitateRecordings describes.
 func imitates(t *testing.T, scriptFile, recordingFile string) {
 	t.Helper()
-	script, err := sdktest.LoadScript(scriptFile)
+	script, err := scripted.LoadScript(scriptFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func imitates(t *testing.T, scriptFile, recordingFile string) {
 	recorded := recordingFrames(rec)
 	wantCounts := checkFrames(t, "recorded", recorded)
 
-	// The recording first: replay.Start's leak check then counts the
+	// The recording first: replaytest.Start's leak check then counts the
 	// goroutines from before both sides, and runs after their cleanups.
 	var wantRun *sdkproto.RunResult
 	replayed(t, rec, func(ctx context.Context, c *sdkproto.Client) {
@@ -194,7 +196,7 @@ func checkFrames(t *testing.T, what string, frames []sdktest.Frame) transcript.C
 	return c.Counts()
 }
 
-// replayed serves rec to a new Client (replay.Start), initializes it with
+// replayed serves rec to a new Client (replaytest.Start), initializes it with
 // the recorded params, hands it to use with a context bounded by
 // sdktest.MaxWait, closes it, and fails t unless the client followed the
 // recording to its end (its shutdown included).
@@ -204,7 +206,7 @@ func replayed(t *testing.T, rec *replay.Recording, use func(context.Context, *sd
 	if !ok {
 		t.Fatal("the recording has no initialize to send again")
 	}
-	r := replay.Start(t, rec, nil)
+	r := replaytest.Start(t, rec, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), sdktest.MaxWait)
 	defer cancel()
 	if _, err := r.Client.Initialize(ctx, params); err != nil {
@@ -222,7 +224,7 @@ func replayed(t *testing.T, rec *replay.Recording, use func(context.Context, *sd
 // playScript plays script on a new sdktest runtime, hands its initialized
 // Client to use with a context bounded by sdktest.MaxWait, closes it, and
 // returns the frames that went across.
-func playScript(t *testing.T, script sdktest.Script, use func(context.Context, *sdkproto.Client)) []sdktest.Frame {
+func playScript(t *testing.T, script scripted.Script, use func(context.Context, *sdkproto.Client)) []sdktest.Frame {
 	t.Helper()
 	rt := sdktest.NewRuntime(t, script)
 	c := rt.Client()

@@ -1,4 +1,25 @@
-package replay
+// Package replaytest connects a *sdkproto.Client to a replay of a
+// recording (package sdkproto/replay) in process, for tests: what
+// net/http/httptest is to net/http. Client is the whole of it for a test
+// whose client follows the recording; Start lets a test take the replay's
+// error (a *replay.Departure) for tests of departures.
+//
+//	rec, err := replay.Load(f)
+//	...
+//	c := replaytest.Client(t, rec, nil)
+//	params, _ := rec.InitializeParams()
+//	c.Initialize(t.Context(), params)
+//	res, err := c.Run(t.Context(), "main", sdkproto.TextBlock("say hi"))
+//
+// When the test ends, a cleanup closes the Client (its shutdown request is
+// a client frame like any other: the recording's next one), fails the
+// test unless the client followed the recording to its end, and checks
+// that nothing the replay started outlived the test. Every wait is
+// bounded by MaxWait.
+//
+// It is kept apart from package replay so that a program that serves a
+// recording (dshrpc serve-replay) does not link package testing.
+package replaytest
 
 import (
 	"context"
@@ -9,6 +30,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/sdkproto"
+	"github.com/linerpc/linerpc/sdkproto/replay"
 )
 
 // MaxWait bounds the waits of Replay.Wait and of the cleanup of Start and
@@ -30,7 +52,7 @@ type Replay struct {
 	waited bool // the test took Serve's error with Wait
 }
 
-// Start serves rec in process, over two io.Pipes, to a Client made by
+// Start serves rec (Recording.Serve) in process, over two io.Pipes, to a Client made by
 // sdkproto.NewClient with opts, and returns them. The Client is not
 // initialized: the recording's client frames, initialize among them, are
 // the test's to send (InitializeParams and Prompts return them).
@@ -38,11 +60,11 @@ type Replay struct {
 // When the test ends, a cleanup closes the Client (its shutdown is a
 // client frame like any other: it must be the recording's next one),
 // waits for Serve to return, and fails the test if Serve returned an
-// error (a *Departure, say) that the test did not take with Wait, or if
+// error (a *replay.Departure, say) that the test did not take with Wait, or if
 // either wait reached MaxWait; a goroutine leak check (rpctest.CheckNoLeak)
 // then fails the test if anything the replay started outlived it. Tests
 // that use it must not run in parallel.
-func Start(t testing.TB, rec *Recording, opts *sdkproto.ClientOptions) *Replay {
+func Start(t testing.TB, rec *replay.Recording, opts *sdkproto.ClientOptions) *Replay {
 	t.Helper()
 	rpctest.CheckNoLeak(t)
 	c2sR, c2sW := io.Pipe()
@@ -62,14 +84,14 @@ func Start(t testing.TB, rec *Recording, opts *sdkproto.ClientOptions) *Replay {
 
 // Client returns a Client connected to a replay of rec, as Start does;
 // when the test ends, anything but a replay followed to its end fails it.
-func (rec *Recording) Client(t testing.TB, opts *sdkproto.ClientOptions) *sdkproto.Client {
+func Client(t testing.TB, rec *replay.Recording, opts *sdkproto.ClientOptions) *sdkproto.Client {
 	t.Helper()
 	return Start(t, rec, opts).Client
 }
 
 // Wait waits for Serve to return (once the recording went across, the
 // client departed from it, or its input ended) and returns what it
-// returned: nil, or a *Departure, say. The test owns that error: the
+// returned: nil, or a *replay.Departure, say. The test owns that error: the
 // cleanup no longer reports it. Wait fails the test if Serve has not
 // returned within MaxWait.
 func (r *Replay) Wait() error {
@@ -78,7 +100,7 @@ func (r *Replay) Wait() error {
 	r.waited = true
 	r.mu.Unlock()
 	if !within(r.done) {
-		r.t.Fatalf("replay: Serve did not return within %v (the recording still expects client frames, and the client sent none and kept its input open)", MaxWait)
+		r.t.Fatalf("replaytest: Serve did not return within %v (the recording still expects client frames, and the client sent none and kept its input open)", MaxWait)
 	}
 	return r.err
 }
@@ -92,14 +114,14 @@ func (r *Replay) cleanup() {
 	select {
 	case err := <-closed:
 		if err != nil {
-			r.t.Errorf("replay: closing the Client: %v", err)
+			r.t.Errorf("replaytest: closing the Client: %v", err)
 		}
 	case <-time.After(MaxWait):
-		r.t.Errorf("replay: the Client's Close did not return within %v", MaxWait)
+		r.t.Errorf("replaytest: the Client's Close did not return within %v", MaxWait)
 		return
 	}
 	if !within(r.done) {
-		r.t.Errorf("replay: Serve did not return within %v of the Client's Close", MaxWait)
+		r.t.Errorf("replaytest: Serve did not return within %v of the Client's Close", MaxWait)
 		return
 	}
 	r.mu.Lock()

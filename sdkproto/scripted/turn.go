@@ -1,4 +1,4 @@
-package sdktest
+package scripted
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // This file plays a turn: the events the real runtime sends for it, in its
 // order (testdata/transcripts/README.md, facts 3, 4, 6 to 9).
 
-// now is the clock of the events the player stamps itself (a child's);
+// now is the clock of the events the Runtime stamps itself (a child's);
 // the Emitter stamps the others with the same clock, time.Now, which is
 // the fake one inside a testing/synctest bubble.
 func now() int64 { return time.Now().UnixMilli() }
@@ -21,7 +21,7 @@ func now() int64 { return time.Now().UnixMilli() }
 // (shutdown began, the connection ended) stops the turn: every later
 // event is skipped.
 type turnRun struct {
-	p    *player
+	p    *Runtime
 	em   *sdkproto.Emitter
 	s    *session
 	turn int64
@@ -90,7 +90,7 @@ type (
 // play plays a turn of session s, whose number is s.turns and whose
 // prompt is msg; it returns how the turn ended and the content of its
 // last assistant message.
-func (p *player) play(em *sdkproto.Emitter, s *session, msg sdkproto.Message, actions []action) (sdkproto.TurnEndReason, []sdkproto.ContentBlock) {
+func (p *Runtime) play(em *sdkproto.Emitter, s *session, msg sdkproto.Message, actions []action) (sdkproto.TurnEndReason, []sdkproto.ContentBlock) {
 	r := &turnRun{p: p, em: em, s: s, turn: s.turns, step: 1}
 	r.emit(sdkproto.EventStepStart, sdkproto.StepData{Turn: r.turn, Step: 1})
 	promptSeq := r.surface(event(sdkproto.EventUserMessage, msg), nil)
@@ -389,6 +389,6 @@ func (r *turnRun) ask(method string, params json.RawMessage) {
 	var result json.RawMessage
 	err := conn.Call(r.p.ctx, method, params, &result)
 	if r.p.ctx.Err() != nil || conn.Err() != nil {
-		r.err = fmt.Errorf("sdktest: Ask(%q): %w", method, err)
+		r.err = fmt.Errorf("scripted: Ask(%q): %w", method, err)
 	}
 }

@@ -1,4 +1,4 @@
-package sdktest
+package scripted
 
 import (
 	"context"
@@ -13,15 +13,18 @@ import (
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
-// player is the scripted sdkproto.Runtime behind an sdkproto.Server: it
-// keeps the sessions, queues each session's prompts and plays one turn at
-// a time per session, while sessions run concurrently, as the demo
-// runtime and the real one do. What a turn emits is in turn.go.
-type player struct {
+// Runtime is the sdkproto.Runtime that plays a Script, behind an
+// sdkproto.Server: it keeps the sessions, queues each session's prompts
+// and plays one turn at a time per session, while sessions run
+// concurrently, as the demo runtime and the real one do. A Runtime serves
+// one connection: its prompts are counted from its first, and Shutdown
+// ends it. What a turn emits is in turn.go.
+type Runtime struct {
 	script Script
-	// unscripted, when set, hears of a prompt that no turn was scripted
-	// for, with its error (pastScript).
-	unscripted func(p Prompt, err error)
+	// pastScript, when set, hears of a prompt that no turn was scripted
+	// for, with its error (Options.PastScript).
+	pastScript func(p Prompt, err error)
+	pastMu     sync.Mutex // serializes the calls of pastScript
 
 	ctx    context.Context // ends at Shutdown
 	cancel context.CancelFunc
@@ -37,23 +40,44 @@ type player struct {
 	past     []Prompt // the prompts that came past the script
 }
 
-var _ sdkproto.Runtime = (*player)(nil)
+var _ sdkproto.Runtime = (*Runtime)(nil)
 
-func newPlayer(s Script) *player {
-	p := &player{script: s, sessions: map[string]*session{}}
+// Options configure a Runtime. A nil *Options means defaults.
+type Options struct {
+	// PastScript, when set, is called at each prompt that the script has
+	// no turn for, before the prompt is answered, with the prompt and its
+	// error (see ErrPastScript). Its calls are serialized, each after
+	// the prompt was counted, so Runtime.Err called in the last of them
+	// counts every such prompt before it. It runs on the goroutine that
+	// serves the prompt, which waits for it.
+	PastScript func(p Prompt, err error)
+}
+
+// NewRuntime returns a Runtime that plays s, to be served by an
+// sdkproto.Server (Serve does both). It returns the error of Script.Err
+// when a Turn of s was misused.
+func NewRuntime(s Script, opts *Options) (*Runtime, error) {
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	p := &Runtime{script: s, sessions: map[string]*session{}}
+	if opts != nil {
+		p.pastScript = opts.PastScript
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	return p
+	return p, nil
 }
 
 // ErrPastScript is the error of a prompt that the script has no turn
 // for: one past Script.Turns, when the Script has no Reply or its Reply
 // returned nil. The error of such a prompt wraps it and names the prompt,
 // by its Prompt.N (from 0) and its session, and the script's number of
-// turns: "sdktest: no turn scripted for prompt 2 (session main), past the
-// script's 2 turns". The runtime answers the prompt with -32603 and that
-// message; Serve returns the error once serving has ended, and NewRuntime
+// turns: "scripted: no turn scripted for prompt 2 (session main), past
+// the script's 2 turns". The runtime
+// answers the prompt with -32603 and that message; Serve returns the
+// error once serving has ended (Runtime.Err), and sdktest.NewRuntime
 // fails the test with it.
-var ErrPastScript = errors.New("sdktest: no turn scripted")
+var ErrPastScript = errors.New("scripted: no turn scripted")
 
 // Serve serves the script on r and w with an sdkproto.Server, as
 // demo.Serve serves the demo runtime, and returns as
@@ -63,42 +87,25 @@ var ErrPastScript = errors.New("sdktest: no turn scripted")
 // came, and serving ended without a failure of its own (ended by a
 // shutdown request, the end of r or ctx), Serve returns the error of the
 // first such prompt, which wraps ErrPastScript and says how many more
-// came. It returns an error at once when a Turn of s was misused.
-// NewRuntime is Serve with the frames recorded and a Client connected;
-// Serve is for examples and programs that need a scripted runtime
-// outside a test.
+// came (Runtime.Err). It returns an error at once when a Turn of s was
+// misused (Script.Err). A program that needs a Server of its own
+// (sdkproto.ServerOptions) serves a Runtime of NewRuntime with it, and
+// reads Runtime.Err once it has served.
 func Serve(ctx context.Context, s Script, r io.Reader, w io.Writer) error {
-	return serve(ctx, s, r, w, nil)
-}
-
-// serve is Serve; past, when set, hears at each prompt past the script,
-// before the prompt is answered, the error that Serve would return were
-// serving to end then (pastErr: the first such prompt's, with how many
-// more came). Its calls are serialized, each error computed under that
-// order, so the last call has the count of all the prompts before it.
-func serve(ctx context.Context, s Script, r io.Reader, w io.Writer, past func(error)) error {
-	if err := s.check(); err != nil {
+	p, err := NewRuntime(s, nil)
+	if err != nil {
 		return err
 	}
-	p := newPlayer(s)
-	if past != nil {
-		var mu sync.Mutex
-		p.unscripted = func(Prompt, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			past(p.pastErr())
-		}
-	}
-	err := sdkproto.NewServer(p, nil).Serve(ctx, r, w)
-	if past := p.pastErr(); past != nil && (err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	err = sdkproto.NewServer(p, nil).Serve(ctx, r, w)
+	if past := p.Err(); past != nil && (err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return past
 	}
 	return err
 }
 
-// pastScript returns the error of prompt pr, which no turn was scripted
+// pastErr returns the error of prompt pr, which no turn was scripted
 // for (see ErrPastScript).
-func (p *player) pastScript(pr Prompt) error {
+func (p *Runtime) pastErr(pr Prompt) error {
 	turns := "turns"
 	if len(p.script.Turns) == 1 {
 		turns = "turn"
@@ -110,10 +117,10 @@ func (p *player) pastScript(pr Prompt) error {
 	return fmt.Errorf("%w for prompt %d (session %s), past the script's %d %s%s", ErrPastScript, pr.N, pr.SessionID, len(p.script.Turns), turns, reply)
 }
 
-// pastErr returns the error of the first prompt that came past the
-// script (the least N: prompts are served concurrently), saying how many
-// more did; nil when none did.
-func (p *player) pastErr() error {
+// Err returns the error of the first prompt that came past the script
+// (the first received: prompts may be served concurrently), wrapping
+// ErrPastScript and saying how many more came, or nil when none did.
+func (p *Runtime) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.past) == 0 {
@@ -125,7 +132,7 @@ func (p *player) pastErr() error {
 			first = pr
 		}
 	}
-	err := p.pastScript(first)
+	err := p.pastErr(first)
 	switch more := len(p.past) - 1; {
 	case more == 1:
 		err = fmt.Errorf("%w (and 1 more prompt after it)", err)
@@ -160,14 +167,14 @@ type queued struct {
 }
 
 // Initialize accepts every route that passed the Server's checks.
-func (p *player) Initialize(ctx context.Context, _ sdkproto.InitializeRequest) error {
+func (p *Runtime) Initialize(ctx context.Context, _ sdkproto.InitializeRequest) error {
 	p.enter(ctx)
 	return nil
 }
 
 // enter keeps the connection of a request: a turn's Ask calls the client
 // on it, and the leak check waits for it.
-func (p *player) enter(ctx context.Context) {
+func (p *Runtime) enter(ctx context.Context) {
 	if c := rpc.ConnFromContext(ctx); c != nil {
 		p.conn.Store(c)
 	}
@@ -177,7 +184,7 @@ func (p *player) enter(ctx context.Context) {
 // the receipt, and, when the session is idle, starts its turn: running,
 // turn/start and the claim are sent before the reply, as the real
 // runtime does.
-func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkproto.SessionPromptResult, error) {
+func (p *Runtime) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkproto.SessionPromptResult, error) {
 	p.enter(ctx)
 	p.em.Store(req.Emitter)
 	p.mu.Lock()
@@ -194,12 +201,14 @@ func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkpro
 	turn := p.turnFor(pr)
 	switch {
 	case turn == nil:
-		err := p.pastScript(pr)
+		err := p.pastErr(pr)
 		p.mu.Lock()
 		p.past = append(p.past, pr)
 		p.mu.Unlock()
-		if p.unscripted != nil {
-			p.unscripted(pr, err)
+		if p.pastScript != nil {
+			p.pastMu.Lock()
+			p.pastScript(pr, err)
+			p.pastMu.Unlock()
 		}
 		return sdkproto.SessionPromptResult{}, err
 	case turn.err != nil:
@@ -254,7 +263,7 @@ func (p *player) Prompt(ctx context.Context, req sdkproto.PromptRequest) (sdkpro
 }
 
 // turnFor returns the turn of prompt pr, nil when none is scripted.
-func (p *player) turnFor(pr Prompt) *Turn {
+func (p *Runtime) turnFor(pr Prompt) *Turn {
 	if pr.N < len(p.script.Turns) {
 		return p.script.Turns[pr.N]
 	}
@@ -267,7 +276,7 @@ func (p *player) turnFor(pr Prompt) *Turn {
 // claim starts the session's next turn with its first queued prompt:
 // turn/start, then the splice that takes the prompt off the inbox. Called
 // with s.mu held and a prompt queued.
-func (p *player) claim(ctx context.Context, em *sdkproto.Emitter, s *session) queued {
+func (p *Runtime) claim(ctx context.Context, em *sdkproto.Emitter, s *session) queued {
 	s.turns++
 	removed := int64(1)
 	p.append(ctx, em, s, event(sdkproto.EventTurnStart, sdkproto.TurnData{Turn: s.turns}))
@@ -281,7 +290,7 @@ func (p *player) claim(ctx context.Context, em *sdkproto.Emitter, s *session) qu
 
 // work plays the session's turns until its inbox is empty, then sends
 // idle.
-func (p *player) work(em *sdkproto.Emitter, s *session, q queued) {
+func (p *Runtime) work(em *sdkproto.Emitter, s *session, q queued) {
 	defer p.turns.Done()
 	for {
 		p.play(em, s, q.msg, q.turn.actions)
@@ -299,7 +308,7 @@ func (p *player) work(em *sdkproto.Emitter, s *session, q queued) {
 
 // Shutdown cuts the turns in flight off (a pause ends at once) and waits
 // for the sessions' agents to stop.
-func (p *player) Shutdown(context.Context) error {
+func (p *Runtime) Shutdown(context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
@@ -311,7 +320,7 @@ func (p *player) Shutdown(context.Context) error {
 // append appends ev to the session's log: with the Emitter's seqs for a
 // session the client created, with the session's own (from 2) for a
 // child. It returns the seq the event was sent with.
-func (p *player) append(ctx context.Context, em *sdkproto.Emitter, s *session, ev sdkproto.Event) (int64, error) {
+func (p *Runtime) append(ctx context.Context, em *sdkproto.Emitter, s *session, ev sdkproto.Event) (int64, error) {
 	if !s.child {
 		sent, err := em.AppendEvent(ctx, s.id, ev)
 		return sent.Seq, err
@@ -328,7 +337,7 @@ func (p *player) append(ctx context.Context, em *sdkproto.Emitter, s *session, e
 func event(typ sdkproto.EventType, data any) sdkproto.Event {
 	raw, err := encode(data)
 	if err != nil {
-		panic("sdktest: " + err.Error()) // the data the runtime builds always encode
+		panic("scripted: " + err.Error()) // the data the runtime builds always encode
 	}
 	return sdkproto.Event{Type: typ, Data: raw}
 }

@@ -1,4 +1,4 @@
-package sdktest
+package scripted
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ type actionJSON struct {
 // MarshalJSON returns the JSON form of s (see Script), which
 // UnmarshalJSON reads back into turns that play the same events. It
 // fails when s has a Reply, which has no JSON form, and when a Turn of s
-// was misused, as NewRuntime would. Raw JSON (Ask's params, Event's data)
+// was misused (Script.Err). Raw JSON (Ask's params, Event's data)
 // is written compacted, as encoding/json writes a json.RawMessage, and
 // without HTML escaping: the same value as the runtime sends, though not
 // byte for byte when the Turn was given raw JSON with white space outside
@@ -73,9 +73,9 @@ type actionJSON struct {
 // changes its bytes but not its meaning.
 func (s Script) MarshalJSON() ([]byte, error) {
 	if s.Reply != nil {
-		return nil, errors.New("sdktest: Script.Reply has no JSON form: script the turns in Script.Turns")
+		return nil, errors.New("scripted: Script.Reply has no JSON form: script the turns in Script.Turns")
 	}
-	if err := s.check(); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	f := struct {
@@ -129,7 +129,7 @@ func actionsJSON(actions []action) []actionJSON {
 // error s is left as it was; Reply is never changed.
 func (s *Script) UnmarshalJSON(data []byte) error {
 	if err := s.unmarshal(data); err != nil {
-		return fmt.Errorf("sdktest: %w", err)
+		return fmt.Errorf("scripted: %w", err)
 	}
 	return nil
 }
@@ -195,9 +195,9 @@ func LoadScript(path string) (Script, error) {
 		at := data[:max(syntax.Offset-1, 0)]
 		line := 1 + bytes.Count(at, []byte("\n"))
 		col := len(at) - bytes.LastIndexByte(at, '\n')
-		return Script{}, fmt.Errorf("sdktest: %s:%d:%d: %v", path, line, col, err)
+		return Script{}, fmt.Errorf("scripted: %s:%d:%d: %v", path, line, col, err)
 	case err != nil:
-		return Script{}, fmt.Errorf("sdktest: %s: %s", path, strings.TrimPrefix(err.Error(), "sdktest: "))
+		return Script{}, fmt.Errorf("scripted: %s: %s", path, strings.TrimPrefix(err.Error(), "scripted: "))
 	}
 	return s, nil
 }
@@ -441,7 +441,7 @@ func decodeTurn(at string, raw json.RawMessage) (*Turn, error) {
 			return false
 		}
 		if t.err != nil {
-			err = fmt.Errorf("%s: %s", o.at, strings.TrimPrefix(t.err.Error(), "sdktest: "))
+			err = fmt.Errorf("%s: %s", o.at, strings.TrimPrefix(t.err.Error(), "scripted: "))
 			return false
 		}
 		j++

@@ -1,4 +1,4 @@
-package sdktest_test
+package scripted_test
 
 import (
 	"context"
@@ -8,17 +8,21 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
-	"github.com/linerpc/linerpc/sdkproto/sdktest"
+	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
+
+// params are the initialize params of the recorded transcripts
+// (testdata/transcripts).
+var params = sdkproto.InitializeParams{Cwd: "/srv/project", Provider: "deepseek-official", Model: "deepseek-v4-flash", MaxTokens: sdkproto.Tokens(4096)}
 
 // serve serves script on two pipes and returns a Client of it; stop
 // closes the Client and returns what Close and Serve returned.
-func serve(script sdktest.Script, opts *sdkproto.ClientOptions) (c *sdkproto.Client, stop func() (error, error)) {
+func serve(script scripted.Script, opts *sdkproto.ClientOptions) (c *sdkproto.Client, stop func() (error, error)) {
 	toRuntime, clientOut := io.Pipe()
 	clientIn, fromRuntime := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- sdktest.Serve(context.Background(), script, toRuntime, fromRuntime)
+		served <- scripted.Serve(context.Background(), script, toRuntime, fromRuntime)
 		fromRuntime.Close()
 	}()
 	c = sdkproto.NewClient(clientIn, clientOut, opts)
@@ -27,18 +31,19 @@ func serve(script sdktest.Script, opts *sdkproto.ClientOptions) (c *sdkproto.Cli
 
 // A script of three turns drives Client.Run as a real runtime would:
 // reasoning and text in deltas, a tool call and its result before the
-// answer, and a model that fails. (In a test, NewRuntime(t, script)
-// serves it, connects rt.Client() and closes everything at the end.)
+// answer, and a model that fails. (In a test, sdktest.NewRuntime(t,
+// script) serves it, connects rt.Client() and closes everything at the
+// end.)
 func ExampleServe() {
-	c, stop := serve(sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().Reasoning("The user ", "greets me.").Text("Hel", "lo!"),
-		sdktest.NewTurn().
-			ToolCall(sdktest.ToolCall{Name: "bash", Arguments: `{"command":"date +%A"}`, Output: "Monday\n"}).
+	c, stop := serve(scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().Reasoning("The user ", "greets me.").Text("Hel", "lo!"),
+		scripted.NewTurn().
+			ToolCall(scripted.ToolCall{Name: "bash", Arguments: `{"command":"date +%A"}`, Output: "Monday\n"}).
 			Text("It is ", "Monday."),
-		sdktest.NewTurn().ModelError(sdkproto.LLMFailure{Message: "rate limited", Code: "RATE_LIMIT"}),
+		scripted.NewTurn().ModelError(sdkproto.LLMFailure{Message: "rate limited", Code: "RATE_LIMIT"}),
 	}}, nil)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, sdktest.InitializeParams()); err != nil {
+	if _, err := c.Initialize(ctx, params); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -74,8 +79,8 @@ func ExampleTurn_Ask() {
 	}
 	approval := rpc.NewMethod[ask, decision]("approval/request")
 
-	c, stop := serve(sdktest.Script{Turns: []*sdktest.Turn{
-		sdktest.NewTurn().
+	c, stop := serve(scripted.Script{Turns: []*scripted.Turn{
+		scripted.NewTurn().
 			Ask("approval/request", ask{Tool: "bash", Command: "rm -rf build"}).
 			Ask("elicitation/create", map[string]string{"message": "your name?"}).
 			Text("Asked."),
@@ -86,7 +91,7 @@ func ExampleTurn_Ask() {
 		}),
 	}})
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, sdktest.InitializeParams()); err != nil {
+	if _, err := c.Initialize(ctx, params); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,4 +1,4 @@
-package sdktest
+package scripted
 
 import (
 	"encoding/json"
@@ -166,57 +166,57 @@ func TestScriptJSONEscapedKeys(t *testing.T) {
 // as it was.
 func TestScriptJSONErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`[]`, `sdktest: the script: want an object, got []`},
-		{`{"turn":[]}`, `sdktest: the script: unknown member "turn" (its members: turns)`},
-		{`{"turns":{}}`, `sdktest: turns: want a list of turns, got {}`},
-		{`{"turns":[{}]}`, `sdktest: turns[0]: want a list of actions, got {}`},
-		{`{"turns":[null]}`, `sdktest: turns[0]: want a list of actions, got null`},
-		{`{"turns":[[3]]}`, `sdktest: turns[0][0]: want an object, got 3`},
-		{`{"turns":[[],[{"kind":"text"},{"kind":"txt"}]]}`, `sdktest: turns[1][1]: unknown kind "txt" (one of text, reasoning, usage, tool-call, subagent, model-error, max-tokens, refuse, pause, ask, event)`},
-		{`{"turns":[[{"parts":["a"]}]]}`, `sdktest: turns[0][0]: no kind (one of text, reasoning,`},
-		{`{"turns":[[{"kind":3}]]}`, `sdktest: turns[0][0].kind: want a string, got 3`},
-		{`{"turns":[[{"kind":"text","part":["a"]}]]}`, `sdktest: turns[0][0]: unknown member "part" of a text action (its members: kind, parts)`},
-		{`{"turns":[[{"kind":"max-tokens","message":"x"}]]}`, `sdktest: turns[0][0]: unknown member "message" of a max-tokens action (its members: kind)`},
-		{`{"turns":[[{"kind":"text","parts":"a"}]]}`, `sdktest: turns[0][0].parts: want a list of strings, got "a"`},
-		{`{"turns":[[{"kind":"text","parts":["a",1]}]]}`, `sdktest: turns[0][0].parts[1]: want a string, got 1`},
-		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a",null]}]]}`, `sdktest: turns[0][1].parts[1]: null, not a string`},
-		{`{"turns":[[{"kind":"reasoning","parts":[null]}]]}`, `sdktest: turns[0][0].parts[0]: null, not a string`},
+		{`[]`, `scripted: the script: want an object, got []`},
+		{`{"turn":[]}`, `scripted: the script: unknown member "turn" (its members: turns)`},
+		{`{"turns":{}}`, `scripted: turns: want a list of turns, got {}`},
+		{`{"turns":[{}]}`, `scripted: turns[0]: want a list of actions, got {}`},
+		{`{"turns":[null]}`, `scripted: turns[0]: want a list of actions, got null`},
+		{`{"turns":[[3]]}`, `scripted: turns[0][0]: want an object, got 3`},
+		{`{"turns":[[],[{"kind":"text"},{"kind":"txt"}]]}`, `scripted: turns[1][1]: unknown kind "txt" (one of text, reasoning, usage, tool-call, subagent, model-error, max-tokens, refuse, pause, ask, event)`},
+		{`{"turns":[[{"parts":["a"]}]]}`, `scripted: turns[0][0]: no kind (one of text, reasoning,`},
+		{`{"turns":[[{"kind":3}]]}`, `scripted: turns[0][0].kind: want a string, got 3`},
+		{`{"turns":[[{"kind":"text","part":["a"]}]]}`, `scripted: turns[0][0]: unknown member "part" of a text action (its members: kind, parts)`},
+		{`{"turns":[[{"kind":"max-tokens","message":"x"}]]}`, `scripted: turns[0][0]: unknown member "message" of a max-tokens action (its members: kind)`},
+		{`{"turns":[[{"kind":"text","parts":"a"}]]}`, `scripted: turns[0][0].parts: want a list of strings, got "a"`},
+		{`{"turns":[[{"kind":"text","parts":["a",1]}]]}`, `scripted: turns[0][0].parts[1]: want a string, got 1`},
+		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a",null]}]]}`, `scripted: turns[0][1].parts[1]: null, not a string`},
+		{`{"turns":[[{"kind":"reasoning","parts":[null]}]]}`, `scripted: turns[0][0].parts[0]: null, not a string`},
 		// A member written twice, which encoding/json would read as its
 		// last value, kind included; keys compared with escapes decoded.
-		{`{"turns":[],"turns":[[{"kind":"text"}]]}`, `sdktest: the script: member "turns" twice`},
-		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a"],"parts":["b"],"kind":"reasoning"}]]}`, `sdktest: turns[0][1]: member "parts" twice`},
-		{`{"turns":[[{"kind":"text","kind":"reasoning"}]]}`, `sdktest: turns[0][0]: member "kind" twice`},
-		{`{"turns":[[{"kind":"text","parts":["a"],"p\u0061rts":["b"]}]]}`, `sdktest: turns[0][0]: member "parts" twice`},
-		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":1,"inputTokens":2}}]]}`, `sdktest: turns[0][0].usage: member "inputTokens" twice`},
-		{`{"turns":[[{"kind":"subagent","child":[{"kind":"text","parts":[],"parts":[]}]}]]}`, `sdktest: turns[0][0].child[0]: member "parts" twice`},
+		{`{"turns":[],"turns":[[{"kind":"text"}]]}`, `scripted: the script: member "turns" twice`},
+		{`{"turns":[[{"kind":"text"},{"kind":"text","parts":["a"],"parts":["b"],"kind":"reasoning"}]]}`, `scripted: turns[0][1]: member "parts" twice`},
+		{`{"turns":[[{"kind":"text","kind":"reasoning"}]]}`, `scripted: turns[0][0]: member "kind" twice`},
+		{`{"turns":[[{"kind":"text","parts":["a"],"p\u0061rts":["b"]}]]}`, `scripted: turns[0][0]: member "parts" twice`},
+		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":1,"inputTokens":2}}]]}`, `scripted: turns[0][0].usage: member "inputTokens" twice`},
+		{`{"turns":[[{"kind":"subagent","child":[{"kind":"text","parts":[],"parts":[]}]}]]}`, `scripted: turns[0][0].child[0]: member "parts" twice`},
 		// The nested wire objects' keys are matched exactly, not whatever
 		// their case as encoding/json matches them.
-		{`{"turns":[[{"kind":"text"},{"kind":"text"},{"kind":"usage","usage":{"INPUTTOKENS":7}}]]}`, `sdktest: turns[0][2].usage: unknown member "INPUTTOKENS" (its members: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens)`},
-		{`{"turns":[[{"kind":"model-error","failure":{"Message":"x"}}]]}`, `sdktest: turns[0][0].failure: unknown member "Message" (its members: message, code, status, providerRetryAfterMs, requestId)`},
-		{`{"turns":[[{"kind":"tool-call","error":{"name":"x","CODE":"y"}}]]}`, `sdktest: turns[0][0].error: unknown member "CODE" (its members: name, code)`},
-		{`{"turns":[[{"kind":"text","Parts":["a"]}]]}`, `sdktest: turns[0][0]: unknown member "Parts" of a text action`},
+		{`{"turns":[[{"kind":"text"},{"kind":"text"},{"kind":"usage","usage":{"INPUTTOKENS":7}}]]}`, `scripted: turns[0][2].usage: unknown member "INPUTTOKENS" (its members: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens)`},
+		{`{"turns":[[{"kind":"model-error","failure":{"Message":"x"}}]]}`, `scripted: turns[0][0].failure: unknown member "Message" (its members: message, code, status, providerRetryAfterMs, requestId)`},
+		{`{"turns":[[{"kind":"tool-call","error":{"name":"x","CODE":"y"}}]]}`, `scripted: turns[0][0].error: unknown member "CODE" (its members: name, code)`},
+		{`{"turns":[[{"kind":"text","Parts":["a"]}]]}`, `scripted: turns[0][0]: unknown member "Parts" of a text action`},
 		// Not JSON, when UnmarshalJSON is called itself.
-		{`{"turns":[`, `sdktest: the script: invalid JSON at offset 10: `},
-		{`{"turns":[]} x`, `sdktest: the script: invalid JSON at offset 13: `},
-		{`null`, `sdktest: the script: want an object, got null`},
-		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":"x"}}]]}`, `sdktest: turns[0][0].usage.inputTokens: want an integer, got a JSON string`},
-		{`{"turns":[[{"kind":"usage","usage":{"inputTokes":1}}]]}`, `sdktest: turns[0][0].usage: unknown member "inputTokes"`},
-		{`{"turns":[[{"kind":"tool-call","error":{"message":"x"}}]]}`, `sdktest: turns[0][0].error: unknown member "message"`},
-		{`{"turns":[[{"kind":"tool-call","isError":"yes"}]]}`, `sdktest: turns[0][0].isError: want true or false, got "yes"`},
-		{`{"turns":[[{"kind":"tool-call","arguments":3}]]}`, `sdktest: turns[0][0].arguments: want the arguments as a JSON object or as its text (a string), got 3`},
-		{`{"turns":[[{"kind":"model-error","failure":{"status":"400"}}]]}`, `sdktest: turns[0][0].failure.status: want an integer, got a JSON string`},
-		{`{"turns":[[{"kind":"pause","duration":1500}]]}`, `sdktest: turns[0][0].duration: want a duration string such as "1.5s" or "250ms", got 1500`},
-		{`{"turns":[[{"kind":"pause","duration":"soon"}]]}`, `sdktest: turns[0][0].duration: want a duration string such as "1.5s" or "250ms", got "soon"`},
+		{`{"turns":[`, `scripted: the script: invalid JSON at offset 10: `},
+		{`{"turns":[]} x`, `scripted: the script: invalid JSON at offset 13: `},
+		{`null`, `scripted: the script: want an object, got null`},
+		{`{"turns":[[{"kind":"usage","usage":{"inputTokens":"x"}}]]}`, `scripted: turns[0][0].usage.inputTokens: want an integer, got a JSON string`},
+		{`{"turns":[[{"kind":"usage","usage":{"inputTokes":1}}]]}`, `scripted: turns[0][0].usage: unknown member "inputTokes"`},
+		{`{"turns":[[{"kind":"tool-call","error":{"message":"x"}}]]}`, `scripted: turns[0][0].error: unknown member "message"`},
+		{`{"turns":[[{"kind":"tool-call","isError":"yes"}]]}`, `scripted: turns[0][0].isError: want true or false, got "yes"`},
+		{`{"turns":[[{"kind":"tool-call","arguments":3}]]}`, `scripted: turns[0][0].arguments: want the arguments as a JSON object or as its text (a string), got 3`},
+		{`{"turns":[[{"kind":"model-error","failure":{"status":"400"}}]]}`, `scripted: turns[0][0].failure.status: want an integer, got a JSON string`},
+		{`{"turns":[[{"kind":"pause","duration":1500}]]}`, `scripted: turns[0][0].duration: want a duration string such as "1.5s" or "250ms", got 1500`},
+		{`{"turns":[[{"kind":"pause","duration":"soon"}]]}`, `scripted: turns[0][0].duration: want a duration string such as "1.5s" or "250ms", got "soon"`},
 		// What the builder refuses, said where.
-		{`{"turns":[[{"kind":"pause","duration":"-1s"}]]}`, `sdktest: turns[0][0]: Pause(-1s): negative`},
-		{`{"turns":[[],[{"kind":"max-tokens"},{"kind":"text"}]]}`, `sdktest: turns[1][1]: text after the turn ended (Refuse, ModelError and MaxTokens end it)`},
-		{`{"turns":[[{"kind":"model-error"},{"kind":"pause"}]]}`, `sdktest: turns[0][1]: pause after the turn ended`},
-		{`{"turns":[[{"kind":"refuse"},{"kind":"tool-call"}]]}`, `sdktest: turns[0][1]: tool-call after the turn ended`},
-		{`{"turns":[[{"kind":"text"},{"kind":"refuse"}]]}`, `sdktest: turns[0][1]: refuse is the only action of its turn`},
-		{`{"turns":[[{"kind":"subagent","child":[{"kind":"refuse"}]}]]}`, `sdktest: turns[0][0]: a Subagent's child turn cannot Refuse`},
-		{`{"turns":[[{"kind":"subagent","child":[{"kind":"text"},{"kind":"x"}]}]]}`, `sdktest: turns[0][0].child[1]: unknown kind "x"`},
-		{`{"turns":[[{"kind":"subagent","child":[{"kind":"max-tokens"},{"kind":"text"}]}]]}`, `sdktest: turns[0][0].child[1]: text after the turn ended`},
-		{`{"turns":[[{"kind":"subagent","child":"hi"}]]}`, `sdktest: turns[0][0].child: want a list of actions, got "hi"`},
+		{`{"turns":[[{"kind":"pause","duration":"-1s"}]]}`, `scripted: turns[0][0]: Pause(-1s): negative`},
+		{`{"turns":[[],[{"kind":"max-tokens"},{"kind":"text"}]]}`, `scripted: turns[1][1]: text after the turn ended (Refuse, ModelError and MaxTokens end it)`},
+		{`{"turns":[[{"kind":"model-error"},{"kind":"pause"}]]}`, `scripted: turns[0][1]: pause after the turn ended`},
+		{`{"turns":[[{"kind":"refuse"},{"kind":"tool-call"}]]}`, `scripted: turns[0][1]: tool-call after the turn ended`},
+		{`{"turns":[[{"kind":"text"},{"kind":"refuse"}]]}`, `scripted: turns[0][1]: refuse is the only action of its turn`},
+		{`{"turns":[[{"kind":"subagent","child":[{"kind":"refuse"}]}]]}`, `scripted: turns[0][0]: a Subagent's child turn cannot Refuse`},
+		{`{"turns":[[{"kind":"subagent","child":[{"kind":"text"},{"kind":"x"}]}]]}`, `scripted: turns[0][0].child[1]: unknown kind "x"`},
+		{`{"turns":[[{"kind":"subagent","child":[{"kind":"max-tokens"},{"kind":"text"}]}]]}`, `scripted: turns[0][0].child[1]: text after the turn ended`},
+		{`{"turns":[[{"kind":"subagent","child":"hi"}]]}`, `scripted: turns[0][0].child: want a list of actions, got "hi"`},
 	} {
 		s := Script{Turns: []*Turn{NewTurn().Text("kept")}}
 		err := s.UnmarshalJSON([]byte(c.in))
@@ -235,10 +235,10 @@ func TestScriptJSONMarshalErrors(t *testing.T) {
 		s    Script
 		want string
 	}{
-		{Script{Reply: func(Prompt) *Turn { return nil }}, "sdktest: Script.Reply has no JSON form"},
-		{Script{Turns: []*Turn{NewTurn(), nil}}, "sdktest: Script.Turns[1] is nil"},
-		{Script{Turns: []*Turn{NewTurn().MaxTokens().Text("late")}}, "Script.Turns[0]: sdktest: text after the turn ended"},
-		{Script{Turns: []*Turn{NewTurn().Ask("m", func() {})}}, `Script.Turns[0]: sdktest: Ask("m"): the params do not encode`},
+		{Script{Reply: func(Prompt) *Turn { return nil }}, "scripted: Script.Reply has no JSON form"},
+		{Script{Turns: []*Turn{NewTurn(), nil}}, "scripted: Script.Turns[1] is nil"},
+		{Script{Turns: []*Turn{NewTurn().MaxTokens().Text("late")}}, "Script.Turns[0]: scripted: text after the turn ended"},
+		{Script{Turns: []*Turn{NewTurn().Ask("m", func() {})}}, `Script.Turns[0]: scripted: Ask("m"): the params do not encode`},
 	} {
 		if _, err := c.s.MarshalJSON(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("MarshalJSON: %v, want %s", err, c.want)
@@ -267,8 +267,8 @@ func TestLoadScript(t *testing.T) {
 	bad := write("bad.json", `{"turns":[[{"kind":"txt"}]]}`)
 	missing := filepath.Join(dir, "missing.json")
 	for path, want := range map[string]string{
-		syntax:  "sdktest: " + syntax + ":3:4: invalid character 'x' looking for beginning of value",
-		bad:     "sdktest: " + bad + `: turns[0][0]: unknown kind "txt"`,
+		syntax:  "scripted: " + syntax + ":3:4: invalid character 'x' looking for beginning of value",
+		bad:     "scripted: " + bad + `: turns[0][0]: unknown kind "txt"`,
 		missing: "open " + missing + ": ",
 	} {
 		if _, err := LoadScript(path); err == nil || !strings.HasPrefix(err.Error(), want) {

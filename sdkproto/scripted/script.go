@@ -1,4 +1,4 @@
-package sdktest
+package scripted
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 //
 // A Script has a JSON form (MarshalJSON, UnmarshalJSON, LoadScript), for
 // scripts written by hand in any language and served by `dshrpc
-// serve-script FILE`, and in which Command hands the script to its
-// process: an object whose one member, turns, lists the turns, each a
+// serve-script FILE`, and in which sdktest.Runtime.Command hands the
+// script to its process: an object whose one member, turns, lists the turns, each a
 // list of actions; an action is an object whose member kind names the
 // builder method it stands for, and whose other members are that
 // method's arguments:
@@ -71,7 +71,8 @@ type Script struct {
 	Turns []*Turn
 	// Reply, when set, returns the turn of each prompt past Turns. It runs
 	// on the goroutine serving the prompt, before any event of it is
-	// sent. A script with Reply cannot cross to a process (Command).
+	// sent. A script with Reply has no JSON form, so it cannot be
+	// written to a file nor cross to a process (sdktest.Runtime.Command).
 	Reply func(p Prompt) *Turn
 }
 
@@ -118,8 +119,8 @@ type ToolCall struct {
 // MaxTokens end the turn; at the end of the actions the message in
 // progress ends (finish stop) and the turn completes. A Turn may be
 // played by several prompts; a misuse of its methods (an action after the
-// turn ended, params that do not encode) is reported by NewRuntime and
-// Serve.
+// turn ended, params that do not encode) is reported by Script.Err, and
+// so by NewRuntime and Serve.
 type Turn struct {
 	actions []action
 	ended   bool
@@ -176,7 +177,7 @@ func (t *Turn) add(a action) *Turn {
 	switch {
 	case t.err != nil:
 	case t.ended:
-		t.err = fmt.Errorf("sdktest: %s after the turn ended (Refuse, ModelError and MaxTokens end it)", a.Kind)
+		t.err = fmt.Errorf("scripted: %s after the turn ended (Refuse, ModelError and MaxTokens end it)", a.Kind)
 	default:
 		t.actions = append(t.actions, a)
 	}
@@ -234,9 +235,9 @@ func (t *Turn) Subagent(label, prompt string, child *Turn) *Turn {
 	}
 	switch {
 	case child.err != nil:
-		return t.fail(fmt.Errorf("sdktest: the child turn of Subagent: %w", child.err))
+		return t.fail(fmt.Errorf("scripted: the child turn of Subagent: %w", child.err))
 	case len(child.actions) > 0 && child.actions[0].Kind == actRefuse:
-		return t.fail(errors.New("sdktest: a Subagent's child turn cannot Refuse: the runtime starts children itself"))
+		return t.fail(errors.New("scripted: a Subagent's child turn cannot Refuse: the runtime starts children itself"))
 	}
 	return t.add(action{Kind: actSubagent, Label: label, Prompt: prompt, Child: append([]action(nil), child.actions...)})
 }
@@ -268,7 +269,7 @@ func (t *Turn) MaxTokens() *Turn {
 // short, and the turn with it.
 func (t *Turn) Pause(d time.Duration) *Turn {
 	if d < 0 {
-		return t.fail(fmt.Errorf("sdktest: Pause(%v): negative", d))
+		return t.fail(fmt.Errorf("scripted: Pause(%v): negative", d))
 	}
 	return t.add(action{Kind: actPause, Duration: d})
 }
@@ -276,13 +277,13 @@ func (t *Turn) Pause(d time.Duration) *Turn {
 // Ask sends the client a request for method with params (encoded with
 // encoding/json; nil sends {}) and waits for the answer before the next
 // action. Whatever the answer, the turn goes on; the frames record it
-// (see Runtime.Answers). The runtimes of the revisions read send no
-// request, so a transcript with one is not one of theirs (Runtime.Check
-// says so).
+// (sdktest.Runtime.Answers reads them). The runtimes of the revisions
+// read send no request, so a transcript with one is not one of theirs
+// (dshrpc check and sdktest.Runtime.Check say so).
 func (t *Turn) Ask(method string, params any) *Turn {
 	raw, err := encode(params)
 	if err != nil {
-		return t.fail(fmt.Errorf("sdktest: Ask(%q): the params do not encode: %w", method, err))
+		return t.fail(fmt.Errorf("scripted: Ask(%q): the params do not encode: %w", method, err))
 	}
 	return t.add(action{Kind: actAsk, Method: method, Params: raw})
 }
@@ -293,7 +294,7 @@ func (t *Turn) Ask(method string, params any) *Turn {
 func (t *Turn) Event(typ sdkproto.EventType, data any) *Turn {
 	raw, err := encode(data)
 	if err != nil {
-		return t.fail(fmt.Errorf("sdktest: Event(%q): the data do not encode: %w", typ, err))
+		return t.fail(fmt.Errorf("scripted: Event(%q): the data do not encode: %w", typ, err))
 	}
 	return t.add(action{Kind: actEvent, Type: typ, Data: raw})
 }
@@ -319,12 +320,15 @@ func encode(v any) (json.RawMessage, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// check reports the first misuse of a Turn of s.
-func (s Script) check() error {
+// Err returns the first misuse of a Turn of s (a nil Turn, an action
+// after the turn ended, params that do not encode), naming the turn, or
+// nil when there is none: NewRuntime, Serve and MarshalJSON refuse s with
+// it, and sdktest.NewRuntime fails its test with it.
+func (s Script) Err() error {
 	for i, t := range s.Turns {
 		switch {
 		case t == nil:
-			return fmt.Errorf("sdktest: Script.Turns[%d] is nil", i)
+			return fmt.Errorf("scripted: Script.Turns[%d] is nil", i)
 		case t.err != nil:
 			return fmt.Errorf("Script.Turns[%d]: %w", i, t.err)
 		}
