@@ -289,9 +289,14 @@ func (c *Client) Initialize(ctx context.Context, params InitializeParams) (Initi
 // messageId is a *ProtocolError "session/prompt returned no message id:
 // <json>". Notifications the runtime writes before the result (the receipt
 // among them) reach only subscriptions that existed before the call.
+//
+// blocks must hold at least one block: without any, Prompt sends nothing
+// and returns an error wrapping ErrEmptyPrompt, which names the session
+// (so that Prompt(ctx, "say hi"), the text taken for the session id, says
+// what went wrong).
 func (c *Client) Prompt(ctx context.Context, sessionID string, blocks ...ContentBlock) (string, error) {
-	if blocks == nil {
-		blocks = []ContentBlock{}
+	if err := checkPromptBlocks(sessionID, blocks); err != nil {
+		return "", err
 	}
 	raw, err := call(ctx, c, sessionPromptRaw, SessionPromptParams{SessionID: sessionID, ContentBlocks: blocks})
 	if err != nil {

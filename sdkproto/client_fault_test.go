@@ -112,7 +112,7 @@ func TestCloseRuntimeNotReadingWithGrandchild(t *testing.T) {
 		t.Errorf("grandchild %d still running after Close", grandchild)
 	}
 	var tc *sdkproto.TransportClosedError
-	if _, err := c.Prompt(context.Background(), "main"); !errors.As(err, &tc) {
+	if _, err := c.Prompt(context.Background(), "main", sdkproto.TextBlock("hi")); !errors.As(err, &tc) {
 		t.Fatalf("Prompt after Close: %v", err)
 	} else if tail := strings.Join(tc.StderrTail, "\n"); !strings.Contains(tail, "shutdown request failed") {
 		t.Errorf("stderr tail %q does not say the shutdown failed", tail)

@@ -106,7 +106,7 @@ func TestClientStreamBreak(t *testing.T) {
 	t.Parallel()
 	c, p := newClPeer(t, nil)
 	stream := clGo(func() (int, error) {
-		for _, err := range c.Stream(t.Context(), "main") {
+		for _, err := range c.Stream(t.Context(), "main", sdkproto.TextBlock("hi")) {
 			if err != nil {
 				return 0, err
 			}
@@ -220,7 +220,7 @@ func TestClientRequestTimeout(t *testing.T) {
 	}
 	// The late answer is dropped; the client goes on.
 	p.result(p.expect("session/prompt"), `{"messageId":"late"}`)
-	prompt := clGo(func() (string, error) { return c.Prompt(t.Context(), "main") })
+	prompt := clGo(func() (string, error) { return c.Prompt(t.Context(), "main", sdkproto.TextBlock("hi")) })
 	p.result(p.expect("session/prompt"), `{"messageId":"m-2"}`)
 	if id, err := prompt(); err != nil || id != "m-2" {
 		t.Errorf("Prompt after timeout: %q, %v", id, err)
@@ -242,7 +242,7 @@ func TestClientContextCancel(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(t.Context())
 	receipt := make(chan struct{})
 	run := clGo(func() (*sdkproto.RunResult, error) {
-		return c.RunFunc(ctx2, "main", func(sdkproto.Notification) error { close(receipt); return nil })
+		return c.RunFunc(ctx2, "main", func(sdkproto.Notification) error { close(receipt); return nil }, sdkproto.TextBlock("hi"))
 	})
 	r := p.expect("session/prompt")
 	p.send("%s", clReceipt("main", "m-1", 0))
@@ -320,7 +320,7 @@ func TestClientAfterClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Prompt(t.Context(), "main")
+	_, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("hi"))
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrClientClosed) {
 		t.Fatalf("Prompt after Close: %v", err)
@@ -407,7 +407,7 @@ func TestSubscriptionRuntimeGone(t *testing.T) {
 	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrRuntimeClosed) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("after the end: %v", err)
 	}
-	if _, err := c.Prompt(t.Context(), "main"); !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
+	if _, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("hi")); !errors.As(err, &tc) || !errors.Is(err, rpc.ErrInputEnded) {
 		t.Fatalf("Prompt after the end: %v", err)
 	}
 }

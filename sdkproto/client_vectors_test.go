@@ -127,7 +127,7 @@ func clFlowVector(t *testing.T, v vectortest.Vector) bool {
 			}
 			collected = append(collected, int(n.Index-first))
 			return nil
-		})
+		}, sdkproto.TextBlock("hi"))
 	})
 	r := p.expect("session/prompt")
 	p.result(r, fmt.Sprintf(`{"messageId":%q}`, run.MessageID))
@@ -234,7 +234,7 @@ func clRunValidationVector(t *testing.T, v vectortest.Vector) bool {
 
 func clRunCheck(t *testing.T, v vectortest.Vector, key, root string, frame json.RawMessage) {
 	c, p := newClPeer(t, nil)
-	run := clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), root) })
+	run := clGo(func() (*sdkproto.RunResult, error) { return c.Run(t.Context(), root, sdkproto.TextBlock("hi")) })
 	r := p.expect("session/prompt")
 	p.result(r, `{"messageId":"m-1"}`)
 	p.send("%s", clReceipt(root, "m-1", 0))
@@ -308,7 +308,7 @@ func clSettleVector(t *testing.T, v vectortest.Vector) bool {
 		case "initialize":
 			_, err = c.Initialize(ctx, clInitParams())
 		case "session/prompt":
-			_, err = c.Prompt(ctx, "main")
+			_, err = c.Prompt(ctx, "main", sdkproto.TextBlock("hi"))
 		case "shutdown":
 			err = c.Shutdown(ctx)
 		}

@@ -38,6 +38,12 @@ var (
 	// ErrSubscriptionOverflow fails a subscription that has more unread
 	// notifications than ClientOptions.MaxQueued allows.
 	ErrSubscriptionOverflow = errors.New("sdkproto: subscription overflow: too many unread notifications")
+	// ErrEmptyPrompt is wrapped by the error of Prompt, Run, RunFunc and
+	// Stream given no content block; nothing is sent. The contract
+	// refuses a session/prompt whose contentBlocks is empty (the runtime
+	// would queue it as an empty user message); a block with an empty
+	// text, TextBlock(""), is valid and is sent.
+	ErrEmptyPrompt = errors.New("sdkproto: a prompt needs at least one content block")
 )
 
 // ErrUnknownMethod is the runtime's refusal of a method it does not

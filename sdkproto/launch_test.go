@@ -124,7 +124,7 @@ func TestLaunchStderrTail(t *testing.T) {
 	}
 	defer c.Close()
 	stderr.WaitFor(t, func(d []byte) bool { return bytes.Contains(d, []byte("line 5\n")) })
-	_, err = c.Prompt(procCtx(t), "main")
+	_, err = c.Prompt(procCtx(t), "main", sdkproto.TextBlock("hi"))
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || strings.Join(tc.StderrTail, "|") != "line 4|line 5" {
 		t.Fatalf("got %v", err)
@@ -151,7 +151,7 @@ func TestLaunchShutdownFailureInStderrTail(t *testing.T) {
 	if st := c.ProcessState(); st == nil || st.ExitCode() != 0 {
 		t.Fatalf("the runtime ended with %v, want exit 0 at the end of its input", st)
 	}
-	_, err = c.Prompt(procCtx(t), "main")
+	_, err = c.Prompt(procCtx(t), "main", sdkproto.TextBlock("hi"))
 	var tc *sdkproto.TransportClosedError
 	if !errors.As(err, &tc) || !errors.Is(err, sdkproto.ErrClientClosed) {
 		t.Fatalf("Prompt after Close: %v", err)

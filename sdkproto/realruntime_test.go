@@ -338,7 +338,7 @@ func TestRealRuntime(t *testing.T) {
 				break
 			}
 		}
-		if _, err := r.c.Prompt(r.ctx(), "main"); err == nil {
+		if _, err := r.c.Prompt(r.ctx(), "main", sdkproto.TextBlock("hi")); err == nil {
 			t.Error("Prompt after CloseInput succeeded")
 		}
 		// The runtime does not exit on EOF: Close's SIGTERM step ends it, status 0.

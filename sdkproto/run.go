@@ -3,6 +3,7 @@ package sdkproto
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -40,6 +41,9 @@ type RunResult struct {
 // no cancel method). Once session/prompt was answered, a wait that ends
 // without the interval (ctx ended, the runtime went away) fails with a
 // *RunWaitError saying what was still awaited, wrapping the cause.
+//
+// blocks must hold at least one block: without any, Run sends nothing and
+// returns an error wrapping ErrEmptyPrompt (see Prompt).
 func (c *Client) Run(ctx context.Context, sessionID string, blocks ...ContentBlock) (*RunResult, error) {
 	return c.RunFunc(ctx, sessionID, nil, blocks...)
 }
@@ -59,6 +63,9 @@ func (c *Client) RunFunc(ctx context.Context, sessionID string, each func(Notifi
 // run is Run; keep says whether the result collects the events and
 // notifications (Stream only yields them).
 func (c *Client) run(ctx context.Context, sessionID string, each func(Notification) error, keep bool, blocks ...ContentBlock) (*RunResult, error) {
+	if err := checkPromptBlocks(sessionID, blocks); err != nil {
+		return nil, err
+	}
 	sub := c.SubscribeSessionTree(sessionID)
 	defer sub.Close()
 	msgID, err := c.Prompt(ctx, sessionID, blocks...)
@@ -124,7 +131,8 @@ var errStreamStopped = errors.New("sdkproto: stream stopped")
 // Stream is Run as an iterator: it yields every collected notification as
 // it arrives, then ends; a failure is yielded last, with a zero
 // Notification. Breaking out of the loop stops waiting for the run (the
-// turn goes on in the runtime).
+// turn goes on in the runtime). Without a content block, Stream yields the
+// error Run returns and sends nothing.
 //
 // Stream keeps nothing it has yielded: its memory is that of the notifications the runtime sent and
 // the loop has not taken yet, which the subscription queues (at most
@@ -141,6 +149,15 @@ func (c *Client) Stream(ctx context.Context, sessionID string, blocks ...Content
 			yield(Notification{}, err)
 		}
 	}
+}
+
+// checkPromptBlocks refuses, before anything is sent, the prompt content
+// the contract refuses: none (testdata/vectors, prompt-empty-content).
+func checkPromptBlocks(sessionID string, blocks []ContentBlock) error {
+	if len(blocks) == 0 {
+		return fmt.Errorf("%w: the prompt to session %q has none (pass them after the session id, such as sdkproto.TextBlock(text))", ErrEmptyPrompt, sessionID)
+	}
+	return nil
 }
 
 // isRootIdle reports a session.status idle for the root session.
