@@ -37,13 +37,14 @@ turn), pause (duration, as "1.5s"), ask (method, params: a request to the
 client), event (type, data). The Go documentation of scripted.Script says
 what each does and what each member holds. A prompt past the last turn is
 answered with a -32603 error, and once serving ends serve-script says which
-came first (its number, from 0, and its session) and exits 1.
+came first (its number, the first prompt being 1, and its session) and
+exits 1.
 
   dshrpc run --runtime "dshrpc serve-script turns.json" "say hi"
 
 Exit status: 0 served until a shutdown request, the end of the client's
 input, SIGINT or SIGTERM; 1 the same, but a prompt came past the script (the
-error names it: "no turn scripted for prompt 2 (session main), past the
+error names it: "no turn scripted for prompt 3 (session main), past the
 script's 2 turns"); 2 usage error; 3 the script cannot be read (the error
 names the turn and action, as turns[1][2]) or served.
 `

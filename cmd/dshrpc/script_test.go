@@ -192,13 +192,13 @@ func TestServeScriptOnStdio(t *testing.T) {
 		{"served", `{"turns": [[{"kind": "text", "parts": ["hello"]}]]}`, initialize + prompt(2), exitOK,
 			[]string{`{"jsonrpc":"2.0","id":2,"result":{"messageId":`}, ""},
 		// Prompts sent at once are numbered in the order they are served:
-		// either of the two is prompt 0.
+		// either of the two is prompt 1, the first.
 		{"past", `{"turns": []}`, initialize + prompt(2) + prompt(3), exitFailed,
 			[]string{
-				`"error":{"code":-32603,"message":"scripted: no turn scripted for prompt 0 (session main), past the script's 0 turns"}}`,
 				`"error":{"code":-32603,"message":"scripted: no turn scripted for prompt 1 (session main), past the script's 0 turns"}}`,
+				`"error":{"code":-32603,"message":"scripted: no turn scripted for prompt 2 (session main), past the script's 0 turns"}}`,
 			},
-			"dshrpc serve-script: no turn scripted for prompt 0 (session main), past the script's 0 turns (and 1 more prompt after it)\n"},
+			"dshrpc serve-script: no turn scripted for prompt 1 (session main), past the script's 0 turns (and 1 more prompt after it)\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			script := filepath.Join(t.TempDir(), c.name+".json")
@@ -226,7 +226,7 @@ func TestServeScriptSIGTERM(t *testing.T) {
 		stderr string
 	}{
 		{"mid-turn", false, exitOK, ""},
-		{"past the script", true, exitFailed, "dshrpc serve-script: no turn scripted for prompt 1 (session s2), past the script's 1 turn\n"},
+		{"past the script", true, exitFailed, "dshrpc serve-script: no turn scripted for prompt 2 (session s2), past the script's 1 turn\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			script := filepath.Join(t.TempDir(), "long.json")
@@ -257,7 +257,7 @@ func TestServeScriptSIGTERM(t *testing.T) {
 			readUntil(t, stdout, `"text":"before"`, testTimeout) // the turn is in its pause
 			if c.past {
 				io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s2","contentBlocks":[{"type":"text","text":"more"}]}}`+"\n")
-				readUntil(t, stdout, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"}}`, testTimeout)
+				readUntil(t, stdout, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"scripted: no turn scripted for prompt 2 (session s2), past the script's 1 turn"}}`, testTimeout)
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			new(bytes.Buffer).ReadFrom(stdout)

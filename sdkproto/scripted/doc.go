@@ -46,9 +46,9 @@
 // Script.Reply scripts the prompts past Script.Turns by their content.
 //
 // A prompt past the script (no turn, no Reply) is answered with -32603
-// and the text of its error, which wraps ErrPastScript and names the
-// prompt by its Prompt.N: "scripted: no turn scripted for prompt 2
-// (session main), past the script's 2 turns".
+// and the text of its error, which wraps ErrPastScript and numbers the
+// prompt from 1: "scripted: no turn scripted for prompt 3 (session main),
+// past the script's 2 turns".
 //
 // Pause waits on a timer of the runtime's goroutine: served inside a
 // testing/synctest bubble, pauses take no real time.

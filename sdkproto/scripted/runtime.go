@@ -71,9 +71,9 @@ func NewRuntime(s Script, opts *Options) (*Runtime, error) {
 // ErrPastScript is the error of a prompt that the script has no turn
 // for: one past Script.Turns, when the Script has no Reply or its Reply
 // returned nil. The error of such a prompt wraps it and names the prompt,
-// by its Prompt.N (from 0) and its session, and the script's number of
-// turns: "scripted: no turn scripted for prompt 2 (session main), past
-// the script's 2 turns". The runtime
+// by its place among the prompts (the first is prompt 1) and its
+// session, and the script's number of turns: "scripted: no turn scripted
+// for prompt 3 (session main), past the script's 2 turns". The runtime
 // answers the prompt with -32603 and that message; Serve returns the
 // error once serving has ended (Runtime.Err), and sdktest.NewRuntime
 // fails the test with it.
@@ -114,7 +114,7 @@ func (p *Runtime) pastErr(pr Prompt) error {
 	if p.script.Reply != nil {
 		reply = ", and Reply returned nil"
 	}
-	return fmt.Errorf("%w for prompt %d (session %s), past the script's %d %s%s", ErrPastScript, pr.N, pr.SessionID, len(p.script.Turns), turns, reply)
+	return fmt.Errorf("%w for prompt %d (session %s), past the script's %d %s%s", ErrPastScript, pr.N+1, pr.SessionID, len(p.script.Turns), turns, reply)
 }
 
 // Err returns the error of the first prompt that came past the script

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,6 +17,97 @@ import (
 // maxWait bounds every wait of these tests: reaching it fails the test
 // with what it waited for.
 const maxWait = time.Minute
+
+// connect serves rt with an sdkproto.Server on two pipes and returns an
+// initialized Client of it, and a channel that gets what the Server's
+// Serve returned; the test's cleanup closes the Client.
+func connect(t *testing.T, rt *scripted.Runtime) (*sdkproto.Client, <-chan error) {
+	t.Helper()
+	toRuntime, clientOut := io.Pipe()
+	clientIn, fromRuntime := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- sdkproto.NewServer(rt, nil).Serve(context.Background(), toRuntime, fromRuntime)
+		fromRuntime.Close()
+		toRuntime.Close()
+	}()
+	c := sdkproto.NewClient(clientIn, clientOut, nil)
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+	return c, served
+}
+
+// waitServed returns what served gets, failing the test after maxWait.
+func waitServed(t *testing.T, served <-chan error) error {
+	t.Helper()
+	timer := time.NewTimer(maxWait)
+	defer timer.Stop()
+	select {
+	case err := <-served:
+		return err
+	case <-timer.C:
+		t.Fatalf("Serve had not returned %v after the client closed", maxWait)
+		return nil
+	}
+}
+
+// Prompts are numbered from 1 in the error of a prompt past the script:
+// the third prompt of a two-turn script is prompt 3, in the answer the
+// client gets, in what Options.PastScript hears and in Runtime.Err.
+func TestPastScriptNumbersPromptsFromOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu    sync.Mutex
+			heard []string
+		)
+		var rt *scripted.Runtime
+		rt, err := scripted.NewRuntime(scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Text("one"), scripted.NewTurn().Text("two")}},
+			&scripted.Options{PastScript: func(p scripted.Prompt, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				heard = append(heard, err.Error()+" / N="+string(rune('0'+p.N))+" / Err: "+rt.Err().Error())
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, served := connect(t, rt)
+		for _, text := range []string{"a", "b"} {
+			if _, err := c.Run(t.Context(), "main", sdkproto.TextBlock(text)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rt.Err() != nil {
+			t.Errorf("Err before any prompt past the script: %v", rt.Err())
+		}
+		const third = "scripted: no turn scripted for prompt 3 (session main), past the script's 2 turns"
+		_, err = c.Prompt(t.Context(), "main", sdkproto.TextBlock("c"))
+		var re *sdkproto.ResponseError
+		if !errors.As(err, &re) || re.Code != -32603 || re.Message != third {
+			t.Errorf("the third prompt: %v, want -32603 %q", err, third)
+		}
+		c.Prompt(t.Context(), "other", sdkproto.TextBlock("d"))
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitServed(t, served); err != nil {
+			t.Errorf("the Server's Serve: %v", err)
+		}
+		want := []string{
+			third + " / N=2 / Err: " + third,
+			"scripted: no turn scripted for prompt 4 (session other), past the script's 2 turns / N=3 / Err: " + third + " (and 1 more prompt after it)",
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(heard, "\n") != strings.Join(want, "\n") {
+			t.Errorf("PastScript heard\n%s\nwant\n%s", strings.Join(heard, "\n"), strings.Join(want, "\n"))
+		}
+		if err := rt.Err(); !errors.Is(err, scripted.ErrPastScript) || err.Error() != third+" (and 1 more prompt after it)" {
+			t.Errorf("Err = %v", err)
+		}
+	})
+}
 
 // A misused Turn is refused by Script.Err, NewRuntime and Serve, naming
 // the turn.
@@ -41,7 +133,7 @@ func TestMisusedScriptRefused(t *testing.T) {
 // prompt, wrapping ErrPastScript: after a shutdown request, and when ctx
 // ends, which does not hide it. A Reply that returns nil is said so.
 func TestServePastScript(t *testing.T) {
-	const first = "scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	const first = "scripted: no turn scripted for prompt 2 (session s2), past the script's 1 turn"
 	for _, c := range []struct {
 		name  string
 		reply func(scripted.Prompt) *scripted.Turn
@@ -49,7 +141,7 @@ func TestServePastScript(t *testing.T) {
 		want  []string
 		serve string
 	}{
-		{"shutdown", nil, "close", []string{first, "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
+		{"shutdown", nil, "close", []string{first, "scripted: no turn scripted for prompt 3 (session main), past the script's 1 turn"},
 			first + " (and 1 more prompt after it)"},
 		{"ctx", nil, "ctx", []string{first}, first},
 		{"reply", func(scripted.Prompt) *scripted.Turn { return nil }, "close", []string{first + ", and Reply returned nil"},

@@ -79,7 +79,9 @@ type Script struct {
 // Prompt is a session/prompt request as the runtime received it, for
 // Script.Reply.
 type Prompt struct {
-	N         int    // its place among the prompts received, from 0
+	// N is its place among the prompts received, from 0 (Turns[N] is its
+	// turn); messages number prompts from 1, as prompt N+1.
+	N         int
 	SessionID string // the session prompted
 	// Content is the user message content (image uploads already
 	// replaced by durable references).

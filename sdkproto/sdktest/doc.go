@@ -87,8 +87,11 @@
 //		Text("It is ", "Monday.")
 //
 // A prompt past the script (no turn, no Script.Reply) is answered with
-// -32603 and fails the test, whether the runtime runs in process or
-// through Command.
+// -32603 and fails the test once it has ended, with the error of the
+// prompt, numbered from 1 ("scripted: no turn scripted for prompt 3
+// (session main), past the script's 2 turns"), at the line of the test
+// that called NewRuntime, whether the runtime runs in process or through
+// Command.
 //
 // # Time
 //

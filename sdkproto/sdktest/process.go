@@ -260,8 +260,10 @@ const maxCrash = 16 << 10
 // waited for, nil when that is not known (the program ran cmd.Path and
 // cmd.Args itself, or did not wait).
 func (rt *Runtime) processCleanup(dir string, state *os.ProcessState) {
+	rt.t.Helper()
 	const who = "sdktest: the runtime process started with Command"
 	read := func(name, what string) ([]byte, bool) {
+		rt.t.Helper()
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		switch {
 		case err == nil:

@@ -121,14 +121,14 @@ func checkCleanup(t *testing.T, fake *fakeTB, dir, want *string) {
 // it, and after SIGTERM.
 func TestCommandPastScript(t *testing.T) {
 	t.Parallel()
-	const first = "scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	const first = "scripted: no turn scripted for prompt 2 (session s2), past the script's 1 turn"
 	for _, c := range []struct {
 		name string
 		end  string // "close" or "sigterm"
 		want []string
 		err  string
 	}{
-		{"close", "close", []string{first, "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn"},
+		{"close", "close", []string{first, "scripted: no turn scripted for prompt 3 (session main), past the script's 1 turn"},
 			first + " (and 1 more prompt after it)"},
 		{"sigterm", "sigterm", []string{first}, first},
 	} {
@@ -231,7 +231,7 @@ func TestCommandKilledAfterPastScript(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the test signals the process with SIGKILL, as on unix")
 	}
-	const first = "scripted: no turn scripted for prompt 1 (session s2), past the script's 1 turn"
+	const first = "scripted: no turn scripted for prompt 2 (session s2), past the script's 1 turn"
 	for _, c := range []struct {
 		name  string
 		start string // "cmd": Launch(cmd); "path": Launch of cmd.Path and cmd.Args
@@ -254,7 +254,7 @@ func TestCommandKilledAfterPastScript(t *testing.T) {
 			}
 			cl := launchRun(t, cmd)
 			promptPast(t, cl, 1, first)
-			promptPast(t, cl, 2, "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn")
+			promptPast(t, cl, 2, "scripted: no turn scripted for prompt 3 (session main), past the script's 1 turn")
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}

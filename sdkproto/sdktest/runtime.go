@@ -52,6 +52,7 @@ type Runtime struct {
 	client    *sdkproto.Client
 	player    *player
 	served    chan error // the in-process Serve's outcome
+	past      []string   // the prompts past the script, in process: their errors and texts
 	cmd       *exec.Cmd
 	dir       string // the directory of the runtime's process (Command)
 	frames    string // the frames file of the runtime's process
@@ -66,14 +67,14 @@ type Runtime struct {
 // (the Server's, its connection's, the sessions' agents) must have exited
 // and the Client's Close must have succeeded, within MaxWait; the test
 // fails otherwise, with the stacks of every goroutine. A prompt that s
-// has no turn for fails the test too, with its error (see
-// scripted.ErrPastScript), whether the runtime is in process or not: in
-// process (Client, ClientWith), when the prompt comes, with its text; as
-// the process of Command, which answers it alike, with -32603, once the
-// test has ended, with the error of the first such prompt, which the
-// process left before answering it, so even when it was killed afterwards
-// (a failure of that process's serving, or its crash, fails the test too;
-// see Command).
+// has no turn for fails the test too, once it has ended, with its error
+// (see scripted.ErrPastScript), at the line of the test that called
+// NewRuntime, whether the runtime is in process or not: in process
+// (Client, ClientWith), each such prompt with its text; as the process of
+// Command, which answers it alike, with -32603, the error of the first
+// such prompt, which the process left before answering it, so even when
+// it was killed afterwards (a failure of that process's serving, or its
+// crash, fails the test too; see Command).
 // Inside a testing/synctest bubble, call NewRuntime in the bubble: the
 // runtime's timers (scripted.Turn.Pause) then run on the bubble's clock, and the
 // bubble itself checks that no goroutine outlives it.
@@ -131,7 +132,9 @@ func (rt *Runtime) ClientWith(opts *sdkproto.ClientOptions) *sdkproto.Client {
 		return nil
 	}
 	played, err := scripted.NewRuntime(rt.script, &scripted.Options{PastScript: func(pr scripted.Prompt, err error) {
-		rt.t.Errorf("%v: %q", err, pr.Text)
+		rt.mu.Lock()
+		rt.past = append(rt.past, fmt.Sprintf("%v: %q", err, pr.Text))
+		rt.mu.Unlock()
 	}})
 	if err != nil { // NewRuntime failed the test with it already
 		return nil
@@ -260,6 +263,7 @@ func (rt *Runtime) Check(t testing.TB) {
 	t.Helper()
 	c := transcript.New(rpc.DefaultMaxFrameSize)
 	report := func(fs []transcript.Finding, asked bool) {
+		t.Helper()
 		for _, f := range fs {
 			switch {
 			case f.Kind.Warning():
@@ -280,9 +284,12 @@ func (rt *Runtime) Check(t testing.TB) {
 }
 
 // cleanup closes the Client and checks that the runtime and the Client
-// stopped; for Command, it reports the process's error and removes its
-// directory.
+// stopped; it reports the prompts past the script; for Command, it
+// reports the process's error and removes its directory. It is a helper:
+// its failures are reported at the line of the test that called
+// NewRuntime, which registered it.
 func (rt *Runtime) cleanup() {
+	rt.t.Helper()
 	rt.mu.Lock()
 	c, p, served, cmd, dir := rt.client, rt.player, rt.served, rt.cmd, rt.dir
 	rt.mu.Unlock()
@@ -305,6 +312,12 @@ func (rt *Runtime) cleanup() {
 		case <-timer.C:
 			rt.t.Errorf("sdktest: the runtime had not stopped %v after the test ended (its Serve did not return):\n%s", MaxWait, stacks())
 		}
+	}
+	rt.mu.Lock()
+	past := rt.past
+	rt.mu.Unlock()
+	for _, p := range past {
+		rt.t.Error(p)
 	}
 	if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
 		rt.t.Errorf("sdktest: the runtime process started with Command (pid %d) was not waited for: close the client that launched it", cmd.Process.Pid)

@@ -238,11 +238,18 @@ func TestWaitForFails(t *testing.T) {
 	})
 }
 
-// A misused Turn, a prompt past the script and a second client fail the
-// test, each saying what is wrong.
+// A misused Turn and a second client fail the test at once, and a prompt
+// past the script once the test has ended (the Runtime's cleanup), each
+// saying what is wrong; the prompt is numbered from 1.
 func TestMisuseFails(t *testing.T) {
 	t.Parallel()
 	fake := &fakeTB{TB: t}
+	const past = `scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn: "b"`
+	t.Cleanup(func() { // runs after the Runtime's cleanup
+		if got := fake.failures(); !strings.Contains(got, past) {
+			t.Errorf("failures once the test ended:\n%s\nwant %s", got, past)
+		}
+	})
 	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().MaxTokens().Text("late")}})
 	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Subagent("x", "y", scripted.Refuse("no"))}})
 	sdktest.NewRuntime(fake, scripted.Script{Turns: []*scripted.Turn{scripted.NewTurn().Ask("m", func() {})}})
@@ -255,7 +262,7 @@ func TestMisuseFails(t *testing.T) {
 	}
 	_, err := c.Prompt(t.Context(), "main", sdkproto.TextBlock("b"))
 	var re *sdkproto.ResponseError
-	if !errors.As(err, &re) || re.Code != -32603 || re.Message != "scripted: no turn scripted for prompt 1 (session main), past the script's 1 turn" {
+	if !errors.As(err, &re) || re.Code != -32603 || re.Message != "scripted: no turn scripted for prompt 2 (session main), past the script's 1 turn" {
 		t.Errorf("unscripted prompt: %v", err)
 	}
 	got := fake.failures()
@@ -264,11 +271,13 @@ func TestMisuseFails(t *testing.T) {
 		"Script.Turns[0]: scripted: a Subagent's child turn cannot Refuse",
 		`Script.Turns[0]: scripted: Ask("m"): the params do not encode`,
 		"sdktest: the runtime already serves its client (client)",
-		`scripted: no turn scripted for prompt 1 (session main), past the script's 1 turn: "b"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failures:\n%s\nwant %s", got, want)
 		}
+	}
+	if strings.Contains(got, "no turn scripted") {
+		t.Errorf("the prompt past the script was reported before the test ended:\n%s", got)
 	}
 }
 

@@ -108,7 +108,11 @@ func (r *Replay) Wait() error {
 // Done is closed once Serve has returned.
 func (r *Replay) Done() <-chan struct{} { return r.done }
 
+// cleanup closes the Client and reports what went wrong. It is a helper:
+// its failures are reported at the line of the test that called Start or
+// Client, which registered it.
 func (r *Replay) cleanup() {
+	r.t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- r.Client.Close() }()
 	select {
