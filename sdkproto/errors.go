@@ -190,6 +190,72 @@ func (e *RunWaitError) Error() string {
 // Unwrap returns the cause.
 func (e *RunWaitError) Unwrap() error { return e.Err }
 
+// A TurnFailedError says that a turn ran and did not complete, as the
+// runtime reports it: in the data.reason of the session's turn/end event,
+// while the session/prompt request itself succeeded. RunResult.Err and
+// Notification.TurnErr return it.
+type TurnFailedError struct {
+	SessionID string // the session whose turn it was
+	MessageID string // the prompt's message id; "" from Notification.TurnErr
+	// Kind is data.reason.kind of the turn/end: TurnError, TurnAborted,
+	// TurnMaxTokens, TurnBlocked, TurnInterrupted, or a kind a plugin
+	// added; "" when no turn/end said how the turn ended (none came
+	// before the session went idle, or its kind was not a string).
+	Kind TurnEndKind
+	// Reason is data.reason as sent, when it decoded: Reason.Error is the
+	// model's failure of an error turn, Reason.Reason who aborted an
+	// aborted one.
+	Reason TurnEndReason
+}
+
+// Error says which turn ended how: "sdkproto: the turn of message <id> on
+// session "<s>" failed: <the model's failure>", "... was aborted (<who>)",
+// "... hit the output cap (max-tokens): its reply may be cut short", or
+// "... ended <kind>".
+func (e *TurnFailedError) Error() string {
+	turn := fmt.Sprintf("the turn on session %q", e.SessionID)
+	if e.MessageID != "" {
+		turn = fmt.Sprintf("the turn of message %s on session %q", e.MessageID, e.SessionID)
+	}
+	switch e.Kind {
+	case "":
+		turn = "its turn"
+		if e.MessageID != "" {
+			turn = "the turn of message " + e.MessageID
+		}
+		return fmt.Sprintf("sdkproto: session %q went idle with no turn/end saying how %s ended", e.SessionID, turn)
+	case TurnError:
+		if f := e.Reason.Error; f != nil {
+			msg := "sdkproto: " + turn + " failed: " + f.Message
+			var details []string
+			if f.Code != "" {
+				details = append(details, f.Code)
+			}
+			if f.Status != nil {
+				details = append(details, "status "+strconv.Itoa(*f.Status))
+			}
+			if len(details) > 0 {
+				msg += " (" + strings.Join(details, ", ") + ")"
+			}
+			return msg
+		}
+		return "sdkproto: " + turn + " failed"
+	case TurnAborted:
+		msg := "sdkproto: " + turn + " was aborted"
+		if r := e.Reason.Reason; r != nil && r.Kind != "" {
+			who := r.Kind
+			if r.Reason != "" {
+				who += ": " + r.Reason
+			}
+			msg += " (" + who + ")"
+		}
+		return msg
+	case TurnMaxTokens:
+		return "sdkproto: " + turn + " hit the output cap (max-tokens): its reply may be cut short"
+	}
+	return "sdkproto: " + turn + " ended " + string(e.Kind)
+}
+
 // The errors a Server answers requests with (-32603 and the text), with
 // upstream's exact texts.
 var (

@@ -28,12 +28,49 @@ type RunResult struct {
 	FinishReason TurnEndKind
 }
 
-// Run prompts sessionID with blocks and waits for the interval the prompt
-// owns, as the TypeScript run() does (docs/wire.md §6.3): it subscribes to the
-// session tree before sending session/prompt, skips everything before the
-// receipt (the root's agent/inbox/spliced inserting the returned message
-// id), collects the tree's notifications from the receipt on, and stops at
-// the root session's first idle after it. A root event after the receipt
+// Err says how the turn ended: nil when FinishReason is completed (the
+// root session's last turn/end of the interval said so), else a
+// *TurnFailedError of that kind: error (Reason.Error is the model's
+// failure), aborted (Reason.Reason says who aborted it), max-tokens (the
+// reply was cut at the output cap; FinalResponse holds what came),
+// blocked, interrupted, or a kind a plugin added; or of no kind when no
+// turn/end said how the turn ended. Reason is decoded from that turn/end
+// in Events. The runtime reports a turn's failure only this way, in the
+// events of a turn it ran, once session/prompt has succeeded; Run's own
+// error says that the run could not be followed, and stays nil for it.
+// Err of a nil *RunResult is nil.
+func (r *RunResult) Err() error {
+	if r == nil || r.FinishReason == TurnCompleted {
+		return nil
+	}
+	e := &TurnFailedError{SessionID: r.SessionID, MessageID: r.MessageID, Kind: r.FinishReason}
+	for i := len(r.Events) - 1; i >= 0; i-- {
+		if r.Events[i].Type == EventTurnEnd {
+			if d, err := r.Events[i].TurnEnd(); err == nil && d.Reason.Kind == e.Kind {
+				e.Reason = d.Reason
+			}
+			break
+		}
+	}
+	return e
+}
+
+// Run prompts sessionID with blocks and waits for the turn to end. Its
+// error says that the run could not be followed; a turn that ran and
+// failed (a model error, an abort, the output cap) is no error of Run's,
+// as in the TypeScript and Python clients, but of its result's:
+//
+//	res, err := c.Run(ctx, "main", sdkproto.TextBlock("say hi"))
+//	if err == nil {
+//		err = res.Err() // nil only when the turn completed: see RunResult.Err
+//	}
+//
+// Run waits for the interval the prompt owns, as the TypeScript run() does
+// (docs/wire.md §6.3): it subscribes to the session tree before sending
+// session/prompt, skips everything before the receipt (the root's
+// agent/inbox/spliced inserting the returned message id), collects the
+// tree's notifications from the receipt on, and stops at the root
+// session's first idle after it. A root event after the receipt
 // must be an envelope (and an assistant/message must carry well-formed
 // content), else Run fails with the upstream *ProtocolError.
 //
@@ -51,7 +88,8 @@ func (c *Client) Run(ctx context.Context, sessionID string, blocks ...ContentBlo
 // RunFunc is Run, calling each (when not nil) with every collected
 // notification as it arrives, before the next is read: this is how a
 // caller renders a reply while it streams (see Notification.TextDelta).
-// An error from each stops the run and is returned.
+// An error from each stops the run and is returned. As with Run, a turn
+// that failed is reported by the result's Err, not by RunFunc's error.
 //
 // Like Run, RunFunc keeps every event and notification of the interval in
 // the RunResult it returns, so its memory grows with the turn; Stream keeps
@@ -129,10 +167,25 @@ func (c *Client) run(ctx context.Context, sessionID string, each func(Notificati
 var errStreamStopped = errors.New("sdkproto: stream stopped")
 
 // Stream is Run as an iterator: it yields every collected notification as
-// it arrives, then ends; a failure is yielded last, with a zero
-// Notification. Breaking out of the loop stops waiting for the run (the
-// turn goes on in the runtime). Without a content block, Stream yields the
-// error Run returns and sends nothing.
+// it arrives, then ends; a failure to follow the run is yielded last, with
+// a zero Notification. As with Run, a turn that ran and failed is no such
+// failure: the loop ends without an error, and the root session's turn/end
+// says how the turn ended, which one line in the loop checks:
+//
+//	for n, err := range c.Stream(ctx, "main", sdkproto.TextBlock("say hi")) {
+//		if err == nil {
+//			err = n.TurnErr("main") // nil but for the root's turn/end of a turn that did not complete
+//		}
+//		if err != nil {
+//			return err
+//		}
+//		...
+//	}
+//
+// (RunFunc streams as well and returns the result, whose Err says it.)
+// Breaking out of the loop stops waiting for the run (the turn goes on in
+// the runtime). Without a content block, Stream yields the error Run
+// returns and sends nothing.
 //
 // Stream keeps nothing it has yielded: its memory is that of the notifications the runtime sent and
 // the loop has not taken yet, which the subscription queues (at most
@@ -149,6 +202,39 @@ func (c *Client) Stream(ctx context.Context, sessionID string, blocks ...Content
 			yield(Notification{}, err)
 		}
 	}
+}
+
+// TurnErr reports a turn of session sessionID that did not complete: for a
+// session.event of that session whose event is a turn/end with a
+// data.reason.kind other than completed, it returns a *TurnFailedError
+// with the kind and the reason (its MessageID empty: a notification does
+// not say which prompt the turn served); for every other notification,
+// a completed turn/end included, nil. A turn/end whose kind is not a
+// string gives a *TurnFailedError without a Kind. Passing a Stream's root
+// session leaves out the turns of its subagents (the parent's tool result
+// reports those). A prompt to a busy session has the turn in progress end
+// within its interval before its own: RunResult.Err looks at the last
+// turn/end only.
+func (n Notification) TurnErr(sessionID string) error {
+	if n.Method != SessionEvent.Name() {
+		return nil
+	}
+	if sid, ok := n.SessionID(); !ok || sid != sessionID {
+		return nil
+	}
+	p, err := n.SessionEvent()
+	if err != nil || p.Event.Type != EventTurnEnd {
+		return nil
+	}
+	kind, _ := p.Event.TurnEndReasonKind()
+	if kind == TurnCompleted {
+		return nil
+	}
+	e := &TurnFailedError{SessionID: sessionID, Kind: kind}
+	if d, err := p.Event.TurnEnd(); err == nil && d.Reason.Kind == kind {
+		e.Reason = d.Reason
+	}
+	return e
 }
 
 // checkPromptBlocks refuses, before anything is sent, the prompt content
