@@ -157,6 +157,11 @@ type Client struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// echoed is canceled, with the *echoError as its cause, once the
+	// peer has sent the Client one of the Client's own requests.
+	echoed     context.Context
+	echoCancel context.CancelCauseFunc
 }
 
 // NewClient returns a Client talking to a runtime that reads frames from w
@@ -183,8 +188,10 @@ func NewClient(r io.Reader, w io.Writer, opts *ClientOptions) *Client {
 // must have none, nor a handler for any of the four notification methods
 // (it would hide those notifications from the Client): AttachConn checks
 // both before it changes anything and returns an error naming the
-// conflict, leaving reg and conn as they were. Close closes conn but not
-// its streams.
+// conflict, leaving reg and conn as they were. It also registers on reg,
+// for each of initialize, session/prompt and shutdown that reg does not
+// handle already, the handler that detects a peer echoing the Client's
+// requests (see ErrEchoingPeer). Close closes conn but not its streams.
 func AttachConn(conn *rpc.Conn, reg *rpc.Registry, opts *ClientOptions) (*Client, error) {
 	if conn == nil || reg == nil {
 		return nil, errors.New("sdkproto: AttachConn needs the connection and the registry it was created with")
@@ -239,15 +246,16 @@ func respondersConflict(opts *ClientOptions, reg *rpc.Registry) error {
 
 func newClient(opts *ClientOptions) *Client {
 	c := &Client{opts: opts.resolved()}
+	c.echoed, c.echoCancel = context.WithCancelCause(context.Background())
 	c.lineage = newLineage(c.opts.MaxLineage)
 	c.lineage.evicted = c.forget
 	return c
 }
 
-// registry installs the responders and the notification intake on reg (a
-// new registry when nil). Requests from the runtime without a responder
-// get no handler, so they are answered -32601 "method not found:
-// <method>", as the TypeScript client does.
+// registry installs the responders, the echo detector and the
+// notification intake on reg (a new registry when nil). Requests from the
+// runtime without a responder get no handler, so they are answered -32601
+// "method not found: <method>", as the TypeScript client does.
 func (c *Client) registry(reg *rpc.Registry) *rpc.Registry {
 	if reg == nil {
 		reg = rpc.NewRegistry()
@@ -260,8 +268,28 @@ func (c *Client) registry(reg *rpc.Registry) *rpc.Registry {
 			r.register(reg)
 		}
 	}
+	for _, method := range []string{Initialize.Name(), SessionPrompt.Name(), Shutdown.Name()} {
+		if !reg.Handles(method) {
+			rpc.Handle(reg, rpc.NewMethod[json.RawMessage, json.RawMessage](method), c.echoDetector(method))
+		}
+	}
 	reg.HandleUnknownNotification(c.intake)
 	return reg
+}
+
+// echoDetector handles a request for method, one of the Client's own: a
+// runtime never sends those (docs/wire.md §2.6: it sends the client
+// notifications, and requests of other methods), so receiving one means
+// that the peer echoes what the Client writes (cat, a shell, a tee) and
+// that the answer to the Client's own request would be its own answer,
+// echoed. The detector fails every call in flight and every later one
+// with the *echoError, then answers as the TypeScript client answers a
+// request, so the wire is as it was.
+func (c *Client) echoDetector(method string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		c.echoCancel(&echoError{method: method}) // the first cause stays
+		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "method not found: " + method}
+	}
 }
 
 // Initialize sends initialize and checks the result as the TypeScript
@@ -372,10 +400,18 @@ func callWithin[P any](ctx context.Context, c *Client, m rpc.Method[P, json.RawM
 	if refused {
 		return nil, c.transportErr(ErrClientClosed, false)
 	}
-	callCtx := ctx
+	if echo := context.Cause(c.echoed); echo != nil {
+		return nil, echo
+	}
+	// The call ends as soon as the peer is seen to echo, rather than when
+	// the echo of the detector's answer comes back, if it does.
+	callCtx, cancelCall := context.WithCancelCause(ctx)
+	defer cancelCall(nil)
+	stop := context.AfterFunc(c.echoed, func() { cancelCall(context.Cause(c.echoed)) })
+	defer stop()
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
+		callCtx, cancel = context.WithTimeoutCause(callCtx, timeout, errTimeout)
 		defer cancel()
 	}
 	raw, err := m.Call(callCtx, c.conn, params)
@@ -383,6 +419,10 @@ func callWithin[P any](ctx context.Context, c *Client, m rpc.Method[P, json.RawM
 	switch {
 	case err == nil:
 		return raw, nil
+	case context.Cause(c.echoed) != nil:
+		// Whatever ended the call (the detector, or the answer it wrote,
+		// echoed back), the peer is no runtime.
+		return nil, context.Cause(c.echoed)
 	case errors.As(err, &rpcErr):
 		return nil, responseError(m.Name(), rpcErr)
 	case ctx.Err() != nil:

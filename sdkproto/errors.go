@@ -20,8 +20,8 @@ import (
 // follow.
 
 // The errors of a Client and its subscriptions, besides ErrUnknownMethod,
-// *ResponseError, *TimeoutError, *TransportClosedError, *ProtocolError and
-// *RunWaitError below. Every error a Client returns is one of them, a
+// ErrEchoingPeer, *ResponseError, *TimeoutError, *TransportClosedError,
+// *ProtocolError and *RunWaitError below. Every error a Client returns is one of them, a
 // context error of the caller's ctx, or an error of the caller's own
 // making (such as params that do not encode).
 var (
@@ -45,6 +45,29 @@ var (
 	// text, TextBlock(""), is valid and is sent.
 	ErrEmptyPrompt = errors.New("sdkproto: a prompt needs at least one content block")
 )
+
+// ErrEchoingPeer matches (errors.Is) the error of every request of a
+// Client whose peer echoes what the Client writes: a program such as cat
+// or tee, or a shell, started where a runtime was expected. The Client
+// detects it when the peer sends it one of the Client's own requests
+// (initialize, session/prompt or shutdown), which a runtime never sends
+// (docs/wire.md §2.6); the request in flight then fails at once, as does
+// every later one, Close's shutdown included, with the text "sdkproto:
+// the peer echoed our <method> request back: is it a DSH runtime (such as
+// dsh --profile sdk)?". Without the detection the echo of the Client's
+// own answer to that request would settle the request, as a refusal
+// "method not found" the runtime never made.
+var ErrEchoingPeer = errors.New("sdkproto: the peer echoes the client's requests back")
+
+// echoError is the error of a Client's requests once its peer echoed one.
+type echoError struct{ method string }
+
+func (e *echoError) Error() string {
+	return "sdkproto: the peer echoed our " + e.method + " request back: is it a DSH runtime (such as dsh --profile sdk)?"
+}
+
+// Is makes errors.Is(err, ErrEchoingPeer) hold.
+func (e *echoError) Is(target error) bool { return target == ErrEchoingPeer }
 
 // ErrUnknownMethod is the runtime's refusal of a method it does not
 // serve. A Server answers such a request with -32603 and the text
