@@ -59,6 +59,13 @@ type ClientOptions struct {
 	// Logger receives the connection's diagnostics (dropped lines, write
 	// failures); nil logs nothing.
 	Logger *slog.Logger
+	// OnDrop, when set, is called for every line of the runtime's output
+	// that the connection ignores (not JSON, a response to no pending
+	// call, ...), with the reason, as rpc.Options.OnDrop is, by NewClient
+	// and Launch; AttachConn leaves it to the options its connection was
+	// made with. It runs on the connection's reader and must not block
+	// for long.
+	OnDrop func(rpc.Drop)
 	// Responders answer the requests the runtime sends to the client
 	// (docs/wire.md §2.6), one method each; make them with Respond. A
 	// request for a method without a responder is answered as the
@@ -177,7 +184,7 @@ func NewClient(r io.Reader, w io.Writer, opts *ClientOptions) *Client {
 	if rc, ok := r.(io.Closer); ok {
 		c.streams = append(c.streams, rc)
 	}
-	c.conn = rpc.NewConn(r, w, &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger})
+	c.conn = rpc.NewConn(r, w, &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger, OnDrop: c.opts.OnDrop})
 	c.conn.Start()
 	return c
 }

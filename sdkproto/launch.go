@@ -35,7 +35,7 @@ func Launch(cmd *exec.Cmd, opts *ClientOptions) (*Client, error) {
 	}
 	c := newClient(opts)
 	child, err := transport.StartChild(cmd, &transport.ChildOptions{
-		Options:     &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger},
+		Options:     &rpc.Options{Handler: c.registry(nil), Logger: c.opts.Logger, OnDrop: c.opts.OnDrop},
 		EOFGrace:    c.opts.EOFGrace,
 		KillGrace:   c.opts.KillGrace,
 		StderrLines: c.opts.StderrLines,

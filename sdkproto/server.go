@@ -104,6 +104,15 @@ type ServerOptions struct {
 	Attachments AttachmentStore
 	// Now is the clock of Emitter.Append; nil means time.Now.
 	Now func() time.Time
+	// OnDrop, when set, is called by Serve for every line of the client's
+	// that the connection ignores (not JSON, a notification, a response
+	// to no call, a request read after shutdown began, ...), with the
+	// reason, as rpc.Options.OnDrop is: the runtime answers none of them,
+	// so this is how a deployment sees them. It runs on the connection's
+	// reader and must not block for long; Drop.Line is valid only during
+	// the call. A program that serves with Register sets the OnDrop of
+	// the rpc.Options it makes its connection with.
+	OnDrop func(rpc.Drop)
 }
 
 // Server serves a Runtime over JSON-RPC with the newer upstream rules
@@ -359,7 +368,7 @@ func teardownError(err error) error {
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	reg := rpc.NewRegistry()
 	s.Register(reg)
-	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg})
+	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg, OnDrop: s.opts.OnDrop})
 	s.conn.Store(conn)
 	conn.Start()
 
