@@ -8,6 +8,7 @@
 //	dshrpc serve-demo                the demo runtime on stdin/stdout
 //	dshrpc serve-replay FILE         a recorded conversation served as a runtime on stdin/stdout
 //	dshrpc serve-script FILE         scripted turns (JSON) served as a runtime on stdin/stdout
+//	dshrpc version                   the binary's version and the commit it was built from
 //
 // Exit status: 0 success; 1 the turn did not complete (run), problems
 // were found (check), the client departed from the recording
@@ -52,6 +53,8 @@ Usage:
                                     log, raw frames) on stdin/stdout as a runtime
   dshrpc serve-script FILE          serve scripted turns (JSON, see its -h) on stdin/stdout
                                     as a runtime
+  dshrpc version                    print the binary's version, Go version, platform and
+                                    the commit it was built from (also --version)
   dshrpc help [COMMAND]             show help
 
 Run 'dshrpc COMMAND -h' for the flags of a command.
@@ -91,6 +94,7 @@ func commands() []command {
 		{"serve-demo", serveUsage, serveCmd},
 		{"serve-replay", replayUsage, replayCmd},
 		{"serve-script", scriptUsage, scriptCmd},
+		{"version", versionUsage, versionCmd},
 	}
 }
 
@@ -118,6 +122,8 @@ func dispatch(e *env, args []string) int {
 		}
 		fmt.Fprint(e.stdout, usageText)
 		return exitOK
+	case "-version", "--version":
+		return versionCmd(e, args[1:])
 	}
 	for _, c := range commands() {
 		if c.name == name {
