@@ -12,22 +12,39 @@ import (
 
 const checkUsage = `Usage: dshrpc check [--strict] [--max-frame-size N] [FILE|-]...
 
-Read transcripts and report every frame that breaks the wire contract
-(docs/wire.md §2-§6), with its line number, as it is found; then a summary
-per file, and a total when there are several. With no FILE, or "-", read
-stdin. A file holds one of:
+Read transcripts of a DSH SDK connection (the frames a client and a runtime
+wrote to each other) and report every frame that breaks the rules below,
+with its line number, as it is found; then a summary per file, and a total
+when there are several. With no FILE, or "-", read stdin. A file holds one
+of:
 
   - raw frames, one JSON-RPC line each (directions are then inferred);
   - a transcript: {"dir":"c2s"|"s2c","frame":"<the exact line>"} per line,
     the format of testdata/transcripts and of 'dshrpc tap' logs (which add
     "t", a timestamp; "frame" may also be the frame as a JSON object).
 
+The rules checked: every frame is one JSON-RPC 2.0 object on a line of its
+own, ended by LF, no longer than the maximum frame size. The client (c2s)
+sends three requests, initialize, session/prompt and shutdown, and no
+notifications; the runtime (s2c) sends no requests, answers each request
+once with a response carrying its id, and sends four notifications,
+session.event, session.status, subagent.started and subagent.finished.
+Params, results, error objects and event envelopes and data have the
+members and types the protocol gives them (those that package sdkproto
+decodes and validates: a maxTokens that is a positive safe integer, a
+reasoningEffort that is a non-empty string, image uploads in canonical
+base64, events whose seq and time are integers and whose data is an
+object, ...). Each session's events come with rising seqs. Each broken rule is one of these findings:
+
 Problems (each makes the exit status 1):
   malformed           a line that is not valid JSON, not an object, neither a
                       request, a response nor a notification; a frame longer
                       than the maximum frame size (a reader skips it); a bad
                       transcript line; an unterminated last line
-  unknown-method      a method that the sender's side of the protocol lacks
+  unknown-method      a method that the sender's side of the protocol lacks:
+                      a c2s request other than the three, any c2s
+                      notification, any s2c request, an s2c notification
+                      other than the four
   bad-payload         params or a result that do not decode or validate
                       (initialize params, prompt content, results, error
                       objects, notification params, event envelopes and data)
@@ -39,18 +56,20 @@ Warnings (exit status 1 only with --strict):
                       created with its prompt does not start at seq 0 (the
                       real runtime forwards a session's events from its
                       first on, and those of a session it created for a
-                      prompt from 0; a subagent child's may start later,
-                      docs/wire.md §5.5)
+                      prompt from 0; a subagent child's may start later)
   early-prompt        session/prompt before any initialize succeeded
   run-unfinished      a prompt was answered, but the transcript ends (without
                       a shutdown) before what a client's run awaits: the
                       receipt of the message, then the session's idle
-                      (docs/wire.md §6.3)
   not-checked         a frame a tap log holds cut short ("truncated":true):
                       its id, method, session and seq still count where
                       its logged first bytes hold them (a response then
                       answers its request); what they do not show leaves
                       the frames it could have matched unjudged
+
+The whole contract, with the reasons for each rule, is docs/wire.md in the
+linerpc repository (§2 framing and envelope, §3-§5 methods, payloads and
+events, §5.5 subagent seqs, §6.3 what a run awaits).
 
 Exit status: 0 no problem found (no warning either, with --strict); 1
 problems found; 2 usage error; 3 a FILE could not be opened or read (the

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/linerpc/linerpc/internal/transcript"
 )
 
 // The recorded transcripts check as the rules say (internal/transcript
@@ -85,4 +87,31 @@ func TestCheckUsage(t *testing.T) {
 	r = dshrpc(t, "", "check")
 	r.wantCode(t, exitOK)
 	wantContains(t, "stdout", r.stdout, "<stdin>: empty, 0 lines")
+}
+
+// TestCheckUsageNamesTheRules: check -h says what the rules are, for
+// someone with the binary alone, and lists every kind of finding; the
+// pointer to docs/wire.md comes only after the rules, as an addition.
+func TestCheckUsageNamesTheRules(t *testing.T) {
+	r := dshrpc(t, "", "check", "-h")
+	r.wantCode(t, exitOK)
+	rules := []string{
+		"one JSON-RPC 2.0 object on a line of its\nown, ended by LF",
+		"three requests, initialize, session/prompt and shutdown",
+		"the runtime (s2c) sends no requests, answers each request\nonce",
+		"session.event, session.status, subagent.started and subagent.finished",
+		"come with rising seqs",
+	}
+	wantContains(t, "check -h", r.stdout, rules...)
+	for _, k := range []transcript.Kind{transcript.Malformed, transcript.UnknownMethod, transcript.BadPayload,
+		transcript.UnmatchedResponse, transcript.UnansweredRequest, transcript.SeqOrder,
+		transcript.SeqGap, transcript.EarlyPrompt, transcript.RunUnfinished, transcript.NotChecked} {
+		if !strings.Contains(r.stdout, "\n  "+string(k)+" ") {
+			t.Errorf("check -h does not describe the finding %s", k)
+		}
+	}
+	doc := strings.Index(r.stdout, "docs/wire.md")
+	if doc < 0 || doc < strings.Index(r.stdout, "Each broken rule is one of these findings") {
+		t.Errorf("check -h points to docs/wire.md before it states the rules (or not at all):\n%s", r.stdout)
+	}
 }
