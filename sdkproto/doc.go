@@ -23,6 +23,8 @@
 //		MaxTokens: sdkproto.Tokens(4096),
 //	})
 //	res, err := c.Run(ctx, "main", sdkproto.TextBlock("say hi"))
+//	if err != nil { ... }                   // the run could not be followed
+//	if err := res.Err(); err != nil { ... } // the turn did not complete
 //	fmt.Println(res.FinalResponse)
 //
 // Run does what the TypeScript client's run() does: it subscribes to the
@@ -30,7 +32,14 @@
 // collects the root session's events and the whole tree's notifications in
 // order, and stops at the root session's idle status. Stream and RunFunc
 // hand each notification over as it arrives, for rendering text deltas
-// (Notification.TextDelta). Subscribe and SubscribeSessionTree observe
+// (Notification.TextDelta). A turn that ran and failed (a model error, an
+// abort, the output cap) is reported as the runtime reports it, in the
+// turn/end event of a turn whose session/prompt succeeded, so it is no
+// error of Run's, as in the TypeScript and Python clients: RunResult.Err
+// says it, a *TurnFailedError with the kind and the reason, and
+// Notification.TurnErr finds it in a Stream. A prompt needs at least one
+// content block: without any, nothing is sent and the call fails with
+// ErrEmptyPrompt. Subscribe and SubscribeSessionTree observe
 // notifications without Run; NewClient and AttachConn drive a runtime over
 // any stream or an existing rpc.Conn.
 //
@@ -41,7 +50,10 @@
 // the last lines of its stderr). A runtime's refusal of a method it does
 // not serve matches errors.Is(err, ErrUnknownMethod): on the wire it has
 // no code of its own (-32603, like any failure), so its text is matched
-// once, here, rather than by every caller.
+// once, here, rather than by every caller. A peer that echoes what the
+// Client writes (cat where a runtime was expected) sends the Client its
+// own request, which a runtime never does: the Client's requests then
+// fail with an error matching ErrEchoingPeer, that says so.
 //
 // AttachConn shares an existing rpc.Conn with handlers of the caller's own.
 // The Client must see every notification, so AttachConn refuses, with an
@@ -98,6 +110,10 @@
 //
 //	srv := sdkproto.NewServer(myRuntime, nil)
 //	err := srv.Serve(ctx, os.Stdin, os.Stdout)
+//
+// The runtime answers nothing to a line it ignores (not JSON, a
+// notification, ...); ServerOptions.OnDrop sees each of them, as
+// ClientOptions.OnDrop does on the client's side.
 //
 // A scripted runtime for demos and tests (no model, no network) is package
 // sdkproto/demo: it stands to sdkproto as net/http/httptest to net/http,
