@@ -50,7 +50,10 @@ func main() {
 	// Or run a turn to its end and read the result.
 	res, err := client.Run(ctx, "main", sdkproto.TextBlock("/subagent count to three"))
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) // the turn could not be followed
+	}
+	if err := res.Err(); err != nil {
+		log.Fatal(err) // the turn ended, but did not complete
 	}
 	fmt.Printf("%s (%s, %d events)\n", res.FinalResponse, res.FinishReason, len(res.Events))
 }
