@@ -9,11 +9,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/linerpc/linerpc/internal/lines"
 	"github.com/linerpc/linerpc/sdkproto/replay"
 )
 
-const replayUsage = `Usage: dshrpc serve-replay [--list] FILE
+const replayUsage = `Usage: dshrpc serve-replay [--list] [--quiet] FILE
 
 Serve a recorded conversation on stdin/stdout as a runtime, for clients in
 any language: a transcript (testdata/transcripts/*.ndjson), a 'dshrpc tap'
@@ -32,10 +31,12 @@ recorded one appears, as in the system prompt). Message ids are the
 runtime's: they are written as recorded.
 
 When the client departs from the recording (another method, other params,
-a frame after the recording's last, an input that ends too early), a
-departing request is answered with a -32603 error that names the line of
-the recording and what differed, the same is printed on stderr, and
-serve-replay exits 1.
+a frame after the recording's last, a line that is not a JSON-RPC frame, an
+input that ends too early), a departing request is answered with a -32603
+error that names the line of the recording and what differed, the same is
+printed on stderr with how the client's line starts, and serve-replay exits
+1. A line that the input ends without its LF is no frame: it is reported on
+stderr too.
 
 It exits 0 once the recording's last client frame, a shutdown request, is
 answered, or when the client's input ends after its last client frame;
@@ -47,7 +48,7 @@ SIGINT and SIGTERM end it with 0 too.
 Flags:
   --list   print the client frames the recording expects, one a line
            with its line number, and exit
-
+` + quietUsage + `
 Exit status: 0 the client followed the recording; 1 it departed from it;
 2 usage error; 3 the recording cannot be read or replayed.
 `
@@ -55,6 +56,7 @@ Exit status: 0 the client followed the recording; 1 it departed from it;
 func replayCmd(e *env, args []string) int {
 	fs := newFlagSet("serve-replay")
 	list := fs.Bool("list", false, "")
+	quiet := fs.Bool("quiet", false, "")
 	pos, code, err := parseArgs(e, "serve-replay", replayUsage, fs, args, true)
 	if err != nil {
 		return code
@@ -77,15 +79,17 @@ func replayCmd(e *env, args []string) int {
 	// on SIGTERM.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = rec.Serve(ctx, e.stdin, e.stdout)
+	drops := newDropReporter(e, "serve-replay", *quiet)
+	err = rec.Serve(ctx, drops.watch(e.stdin), e.stdout)
+	drops.unterminated()
 	var d *replay.Departure
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK
 	case errors.As(err, &d):
-		fmt.Fprintf(e.stderr, "dshrpc serve-replay: %s: %s\n", pos[0], strings.TrimPrefix(err.Error(), "replay: "))
+		fmt.Fprintf(e.stderr, "dshrpc serve-replay: %s: %s\n", pos[0], legible(strings.TrimPrefix(err.Error(), "replay: ")))
 		if d.Got != "" {
-			fmt.Fprintf(e.stderr, "  the client sent: %s\n", lines.Excerpt([]byte(d.Got)))
+			fmt.Fprintf(e.stderr, "  the client sent: %s\n", shown([]byte(d.Got), int64(len(d.Got))))
 		}
 		return exitFailed
 	}

@@ -161,7 +161,7 @@ func TestServeReplayUsage(t *testing.T) {
 	for _, args := range [][]string{{"serve-replay", "-h"}, {"help", "serve-replay"}} {
 		r := dshrpc(t, "", args...)
 		r.wantCode(t, exitOK)
-		wantContains(t, strings.Join(args, " "), r.stdout, "Usage: dshrpc serve-replay [--list] FILE", "Exit status:")
+		wantContains(t, strings.Join(args, " "), r.stdout, "Usage: dshrpc serve-replay [--list] [--quiet] FILE", "Exit status:")
 	}
 	for _, c := range []struct {
 		args []string

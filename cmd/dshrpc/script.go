@@ -9,10 +9,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
 
-const scriptUsage = `Usage: dshrpc serve-script FILE
+const scriptUsage = `Usage: dshrpc serve-script [--quiet] FILE
 
 Serve a script on stdin/stdout as a runtime, for clients in any language and
 for programs that start their runtime themselves: the scripted runtime of
@@ -42,6 +43,15 @@ exits 1.
 
   dshrpc run --runtime "dshrpc serve-script turns.json" "say hi"
 
+A line that is not served gets no answer, as from the real runtime (a line
+that is not JSON, not an object, a notification, a response to nothing, a
+line without its LF at the end of the input); each is reported on stderr,
+with why and how the line starts:
+
+  dshrpc serve-script: ignored an input line (malformed JSON: ...): hello
+
+Flags:
+` + quietUsage + `
 Exit status: 0 served until a shutdown request, the end of the client's
 input, SIGINT or SIGTERM; 1 the same, but a prompt came past the script (the
 error names it: "no turn scripted for prompt 3 (session main), past the
@@ -51,6 +61,7 @@ names the turn and action, as turns[1][2]) or served.
 
 func scriptCmd(e *env, args []string) int {
 	fs := newFlagSet("serve-script")
+	quiet := fs.Bool("quiet", false, "")
 	pos, code, err := parseArgs(e, "serve-script", scriptUsage, fs, args, true)
 	if err != nil {
 		return code
@@ -63,18 +74,24 @@ func scriptCmd(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "scripted: "))
 		return exitRuntime
 	}
+	rt, err := scripted.NewRuntime(script, nil)
+	if err != nil { // LoadScript refuses what NewRuntime would
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "scripted: "))
+		return exitRuntime
+	}
 	// SIGTERM and SIGINT end serving with 0, as the real runtime exits 0
-	// on SIGTERM; Serve reports a prompt past the script then too.
+	// on SIGTERM; a prompt past the script is reported then too.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = scripted.Serve(ctx, script, e.stdin, e.stdout)
+	drops := newDropReporter(e, "serve-script", *quiet)
+	err = sdkproto.NewServer(rt, &sdkproto.ServerOptions{OnDrop: drops.onDrop()}).Serve(ctx, drops.watch(e.stdin), e.stdout)
 	switch {
-	case errors.Is(err, scripted.ErrPastScript):
-		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(err.Error(), "scripted: "))
-		return exitFailed
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintf(e.stderr, "dshrpc serve-script: %v\n", err)
 		return exitRuntime
+	case rt.Err() != nil: // as scripted.Serve returns it
+		fmt.Fprintf(e.stderr, "dshrpc serve-script: %s\n", strings.TrimPrefix(rt.Err().Error(), "scripted: "))
+		return exitFailed
 	}
 	return exitOK
 }

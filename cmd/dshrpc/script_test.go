@@ -285,7 +285,7 @@ func TestServeScriptUsage(t *testing.T) {
 	for _, args := range [][]string{{"serve-script", "-h"}, {"help", "serve-script"}} {
 		r := dshrpc(t, "", args...)
 		r.wantCode(t, exitOK)
-		wantContains(t, strings.Join(args, " "), r.stdout, "Usage: dshrpc serve-script FILE", `{"kind": "text", "parts": ["Hel", "lo"]}`, "Exit status:")
+		wantContains(t, strings.Join(args, " "), r.stdout, "Usage: dshrpc serve-script [--quiet] FILE", `{"kind": "text", "parts": ["Hel", "lo"]}`, "Exit status:")
 	}
 	for _, c := range []struct {
 		args []string

@@ -19,11 +19,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/demo"
 )
 
-const serveUsage = `Usage: dshrpc serve-demo [--delay D]
+const serveUsage = `Usage: dshrpc serve-demo [--delay D] [--quiet]
 
 Serve the built-in demo runtime on stdin/stdout, for clients in other
 languages (and as a runtime for 'dshrpc run --runtime "dshrpc serve-demo"').
@@ -40,13 +41,21 @@ change the script:
 Images are admitted (png, jpeg, gif, webp) and kept in memory.
 The process exits 0 after a shutdown request or at the end of its input.
 
+A line that is not served gets no answer, as from the real runtime (a line
+that is not JSON, not an object, a notification, a response to nothing, a
+line without its LF at the end of the input); each is reported on stderr,
+with why and how the line starts:
+
+  dshrpc serve-demo: ignored an input line (not a JSON object): [1,2]
+
 Flags:
   --delay D   pause between streamed deltas (default 0s)
-`
+` + quietUsage
 
 func serveCmd(e *env, args []string) int {
 	fs := newFlagSet("serve-demo")
 	delay := fs.Duration("delay", 0, "")
+	quiet := fs.Bool("quiet", false, "")
 	pos, code, err := parseArgs(e, "serve-demo", serveUsage, fs, args, false)
 	if err != nil {
 		return code
@@ -61,7 +70,8 @@ func serveCmd(e *env, args []string) int {
 	// exit 0), as the real runtime exits 0 on SIGTERM.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = newDemoServer(*delay).Serve(ctx, e.stdin, e.stdout)
+	drops := newDropReporter(e, "serve-demo", *quiet)
+	err = newDemoServer(*delay, drops.onDrop()).Serve(ctx, drops.watch(e.stdin), e.stdout)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "dshrpc serve-demo: %v\n", err)
 		return exitRuntime
@@ -71,10 +81,11 @@ func serveCmd(e *env, args []string) int {
 
 // newDemoServer is the demo runtime that both serve-demo and the
 // in-process default of run serve, with an attachment store so that
-// --image can be tried without a real runtime.
-func newDemoServer(delay time.Duration) *sdkproto.Server {
+// --image can be tried without a real runtime; onDrop, when set, hears of
+// each line of the client's that is not served.
+func newDemoServer(delay time.Duration, onDrop func(rpc.Drop)) *sdkproto.Server {
 	rt := demo.NewRuntime(&demo.Options{Delay: delay})
-	return sdkproto.NewServer(rt, &sdkproto.ServerOptions{Attachments: &memStore{}})
+	return sdkproto.NewServer(rt, &sdkproto.ServerOptions{Attachments: &memStore{}, OnDrop: onDrop})
 }
 
 // memStore is a minimal in-memory attachment store: it checks that each
@@ -133,7 +144,7 @@ func serveInProcess(delay time.Duration) (r io.ReadCloser, w io.WriteCloser, wai
 	s2cR, s2cW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := newDemoServer(delay).Serve(context.Background(), c2sR, s2cW)
+		err := newDemoServer(delay, nil).Serve(context.Background(), c2sR, s2cW)
 		// The client sees the end of its input once the server is done.
 		s2cW.Close()
 		c2sR.Close()
