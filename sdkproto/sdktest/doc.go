@@ -18,8 +18,9 @@
 //
 // Package sdkproto/demo is the other scripted runtime: it answers each
 // prompt by its text (/think, /tool, ...), for demos and interop tests;
-// sdktest is scripted by the test, in Go. Package sdkproto/replay/replaytest
-// connects a Client to a recorded conversation instead.
+// sdktest is scripted by the test, in Go. Package
+// sdkproto/replay/replaytest connects a Client to a recorded conversation
+// instead.
 //
 // # A test with the kit
 //
@@ -95,9 +96,10 @@
 //
 // # Time
 //
-// scripted.Turn.Pause waits on a timer of the runtime's goroutine. Called inside a
-// testing/synctest bubble, NewRuntime runs the runtime in the bubble, so
-// pauses take no real time and a test reads them on the fake clock:
+// scripted.Turn.Pause waits on a timer of the runtime's goroutine.
+// Called inside a testing/synctest bubble, NewRuntime runs the runtime in
+// the bubble, so pauses take no real time and a test reads them on the
+// fake clock:
 //
 //	synctest.Test(t, func(t *testing.T) {
 //		rt := sdktest.NewRuntime(t, scripted.Script{Turns: []*scripted.Turn{
