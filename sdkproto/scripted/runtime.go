@@ -18,7 +18,7 @@ import (
 // and plays one turn at a time per session, while sessions run
 // concurrently, as the demo runtime and the real one do. A Runtime serves
 // one connection: its prompts are counted from its first, and Shutdown
-// ends it. What a turn emits is in turn.go.
+// ends it. Its methods are safe for concurrent use.
 type Runtime struct {
 	script Script
 	// pastScript, when set, hears of a prompt that no turn was scripted
