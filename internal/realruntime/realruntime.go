@@ -84,12 +84,11 @@ func Dir() (string, error) {
 	return "", errors.New("realruntime: cannot find the realruntime/ folder of the module (walked up to go.mod); set " + EnvDir)
 }
 
-// Available reports whether the runtime is installed, current and
-// runnable: nil when the recipe folder exists, the needed files are in
-// node_modules, the install stamp matches package.json +
-// package-lock.json, and Node finds a node binary. Otherwise the error
-// says what is missing: to run `make realruntime`, or which Node to
-// install.
+// Available reports whether the runtime is installed, runnable and
+// current: nil when the recipe folder exists, the needed files are in
+// node_modules, Node finds a node binary, and the install stamp matches
+// package.json + package-lock.json. Otherwise the error says what is
+// missing: to run `make realruntime`, or which Node to install.
 func Available() error {
 	dir, err := Dir()
 	if err != nil {
@@ -101,6 +100,12 @@ func Available() error {
 				filepath.Join(dir, f), filepath.Join(dir, "install.sh"))
 		}
 	}
+	// Before the stamp: where no node can run the runtime, install.sh
+	// fails before it writes the stamp, and saying "run make realruntime"
+	// again would send the reader round in a circle.
+	if _, err := findNode(dir, os.Environ()); err != nil {
+		return err
+	}
 	want, err := lockHash(dir)
 	if err != nil {
 		return fmt.Errorf("realruntime: %w; run `make realruntime`", err)
@@ -109,8 +114,7 @@ func Available() error {
 	if err != nil || strings.TrimSpace(string(got)) != want {
 		return fmt.Errorf("realruntime: install in %s is incomplete or does not match package-lock.json; run `make realruntime`", dir)
 	}
-	_, err = findNode(dir, os.Environ())
-	return err
+	return nil
 }
 
 // Node returns the node binary that realruntime/run-runtime.sh runs the
