@@ -11,7 +11,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 force=()
 [[ "${1:-}" == "--force" ]] && force=(--force)
-exec "$here/../scripts/npm-install.sh" "${force[@]}" "$here" \
+# ${force[@]+...}: macOS's bash 3.2 calls an empty array unbound under set -u.
+exec "$here/../scripts/npm-install.sh" ${force[@]+"${force[@]}"} "$here" \
   'node --input-type=module -e "await import(\"@deepseek-ai/dsh-sdk-protocol\"); await import(\"@deepseek-ai/dsh-sdk-client\"); await import(\"@modelcontextprotocol/sdk/client/index.js\"); await import(\"@modelcontextprotocol/sdk/server/index.js\"); await import(\"vscode-jsonrpc/node.js\")"' \
   node_modules/@deepseek-ai/dsh-sdk-protocol/lib/index.js \
   node_modules/@deepseek-ai/dsh-sdk-client/lib/index.js \

@@ -23,7 +23,13 @@ name="$(basename "$dir")"
 cd "$dir"
 
 stamp="node_modules/.linerpc-install-stamp"
-want="$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)"
+# sha256sum (GNU coreutils) or shasum (macOS, Perl).
+if command -v sha256sum >/dev/null; then
+  sha256() { sha256sum; }
+else
+  sha256() { shasum -a 256; }
+fi
+want="$(cat package.json package-lock.json | sha256 | cut -d' ' -f1)"
 
 complete() {
   [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] || return 1
