@@ -78,13 +78,6 @@ func FuzzAnswerInvalid(f *testing.F) {
 // states it, or ok false when it gets none.
 func answerInvalidOracle(l []byte) (id string, ok bool) {
 	c := classify(l)
-	env := &c.env
-	// JSON-RPC 2.0's reading of an object: a response has a string or
-	// number id and no string method, or no method at all and a result
-	// or an error.
-	response := env.Method.Kind != wire.String &&
-		(env.ID.Kind == wire.String || env.ID.Kind == wire.Number ||
-			env.Method.Kind == wire.Absent && (env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent))
 	switch c.class {
 	case classBlank:
 		return "", false
@@ -96,26 +89,31 @@ func answerInvalidOracle(l []byte) (id string, ok bool) {
 		}
 		return "null", true
 	case classTooDeep:
-		if response {
+		if specResponse(&c.env) {
 			return "", false
 		}
 		return "null", true
-	case classRequest:
-		return string(c.id.Raw), true
-	case classNotification:
-		if env.ID.Kind == wire.Absent {
-			return "", false
-		}
-		return "null", true // a null id makes a request; another kind, an invalid one
 	}
-	if response {
+	env := &c.env
+	switch {
+	case env.Method.Kind == wire.String && env.ID.Kind == wire.Absent:
+		return "", false // a notification
+	case env.Method.Kind == wire.String && (env.ID.Kind == wire.String || env.ID.Kind == wire.Number):
+		return string(env.ID.Raw), true // a request, answered by its handler or -32601
+	case specResponse(env):
 		return "", false
 	}
-	return "null", true
+	return "null", true // a request with a null id, or an invalid object
+}
+
+// specResponse says whether the object env is a response as the option
+// reads JSON-RPC 2.0: no method, and a result or an error.
+func specResponse(env *wire.Envelope) bool {
+	return env.Method.Kind == wire.Absent && (env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent)
 }
 
 // responsesOnly says whether line is an array, not nested deeper than
-// MaxDepth, of one or more responses (by the default rule).
+// MaxDepth, of one or more responses.
 func responsesOnly(line []byte) bool {
 	var s wire.Scanner
 	top, depth, err := s.Scan(line, nil)
@@ -125,7 +123,8 @@ func responsesOnly(line []byte) bool {
 	n, all := 0, true
 	wire.Elements(line, func(elem []byte) bool {
 		n++
-		all = classify(elem).class == classResponse
+		c := classify(elem)
+		all = (c.class != classMalformed && c.class != classNotObject && c.class != classBlank) && specResponse(&c.env)
 		return all
 	})
 	return n > 0 && all

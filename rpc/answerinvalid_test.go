@@ -42,6 +42,16 @@ func TestAnswerInvalidEdges(t *testing.T) {
 			"", r(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
 		{"a result with a null id", `{"jsonrpc":"2.0","id":null,"result":1}`, "", r(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
 		{"a response to no call", `{"jsonrpc":"2.0","id":41,"result":1}`, "", r(rpc.DropUnmatchedResponse, rpc.DropUnmatchedResponse)},
+		{"an id alone", `{"jsonrpc":"2.0","id":1}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+		{"an id and a method that is not a string", `{"jsonrpc":"2.0","id":1,"method":1}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+		{"a result with a method that is not a string", `{"jsonrpc":"2.0","id":1,"result":1,"method":{}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+		{"an id and params nested too deep", `{"jsonrpc":"2.0","id":1,"params":` + strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth) + `}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, r(rpc.DropTooDeep, rpc.DropUnclassified)},
+		{"an array of error responses with null ids", `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}]`,
+			"", r(rpc.DropNotObject, rpc.DropUnmatchedResponse)},
 		{"a response nested too deep", `{"jsonrpc":"2.0","id":41,"result":` + strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth) + `}`,
 			"", r(rpc.DropTooDeep, rpc.DropTooDeep)},
 	}
@@ -79,17 +89,66 @@ func TestAnswerInvalidEdges(t *testing.T) {
 func r(without, with rpc.DropReason) [2]rpc.DropReason { return [2]rpc.DropReason{without, with} }
 
 // A frame longer than MaxFrameSize is skipped unread; under AnswerInvalid
-// it is answered, unless its first bytes show a response.
+// it is answered when its first bytes show a method, and only then: what
+// they do not show may be a response.
 func TestAnswerInvalidOversize(t *testing.T) {
-	d := newDrops()
-	p := newPeer(t, &rpc.Options{Handler: specRegistry(&specNotes{}), AnswerInvalid: true, OnDrop: d.on, MaxFrameSize: 100})
-	got := specExchange(t, p, `{"jsonrpc":"2.0","id":1,"method":"sum","params":[`+strings.Repeat("1,", 100)+`1]}`)
-	checkSpecAnswer(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the frame is longer than the maximum frame size"}}`, got)
-	if drop := linetest.Within(t, d.ch, "the drop"); drop.Reason != rpc.DropOversize || drop.Reply == nil {
-		t.Errorf("reported %v", drop)
+	long := strings.Repeat("x", 100)
+	cases := []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"sum","params":["` + long + `"]}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the frame is longer than the maximum frame size"}}`},
+		{`{"jsonrpc":"2.0","method":"update","params":["` + long + `"]}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the frame is longer than the maximum frame size"}}`},
+		{`{"jsonrpc":"2.0","params":["` + long + `"],"method":"sum","id":1}`, ""}, // the method past the first KiB... or not: see below
+		{`{"jsonrpc":"2.0","id":41,"result":"` + long + `"}`, ""},
+		{`{"jsonrpc":"2.0","result":"` + long + `","id":41}`, ""},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"` + long + `"}}`, ""},
 	}
-	got = specExchange(t, p, `{"jsonrpc":"2.0","id":41,"result":"`+strings.Repeat("x", 100)+`"}`)
-	checkSpecAnswer(t, "", got)
+	for _, c := range cases {
+		d := newDrops()
+		// MaxFrameSize 100 keeps the frame's first 100 bytes or so: the
+		// third case's method comes after them.
+		p := newPeer(t, &rpc.Options{Handler: specRegistry(&specNotes{}), AnswerInvalid: true, OnDrop: d.on, MaxFrameSize: 100})
+		got := specExchange(t, p, c.send)
+		checkSpecAnswer(t, c.want, got)
+		if drop := linetest.Within(t, d.ch, "the drop"); drop.Reason != rpc.DropOversize || (drop.Reply != nil) != (c.want != "") {
+			t.Errorf("%.60s: reported %v", c.send, drop)
+		}
+	}
+}
+
+// Whatever a Conn under AnswerInvalid answers, the answer given back to
+// it is not answered: two such ends never answer each other for ever.
+// MaxFrameSize is small enough that some answers are oversize for the
+// Conn itself.
+func TestAnswerInvalidNeverAnswersAnAnswer(t *testing.T) {
+	inputs := []string{
+		`not json`,
+		`[1,2,3]`,
+		`[]`,
+		`{"jsonrpc":"2.0","method":1}`,
+		`{"jsonrpc":"2.0","id":true,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"sum","params":["` + strings.Repeat("x", 200) + `"]}`,
+		`{"jsonrpc":"2.0","id":null,"method":"nothing"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"sum","params":{"a":1}}`,
+	}
+	for _, batches := range []bool{false, true} {
+		p := newPeer(t, &rpc.Options{Handler: specRegistry(&specNotes{}), AnswerInvalid: true, Batches: batches, MaxFrameSize: 100})
+		for _, in := range inputs {
+			answers := specExchange(t, p, in)
+			if len(answers) != 1 {
+				t.Fatalf("%s: answered %q, want one answer", in, answers)
+			}
+			if again := specExchange(t, p, answers[0]); len(again) != 0 {
+				t.Errorf("Batches %v: the answer %s to %.60s was answered: %q", batches, answers[0], in, again)
+			}
+			if batches && !strings.HasPrefix(answers[0], "[") {
+				if again := specExchange(t, p, "["+answers[0]+"]"); len(again) != 0 {
+					t.Errorf("the answer %s in a batch was answered: %q", answers[0], again)
+				}
+			}
+		}
+	}
 }
 
 // A malformed Content-Length header block is answered CodeParseError under
@@ -181,4 +240,17 @@ func TestEmptyMethodNamesAreRefused(t *testing.T) {
 	}
 	p.Send(`{"jsonrpc":"2.0","id":1,"method":"nothing"}`)
 	p.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: nothing"}}`) // nothing else was written before
+}
+
+// Drop.Reply is the hook's own copy: changing it changes no answer.
+func TestDropReplyIsTheHooksOwn(t *testing.T) {
+	p := newPeer(t, &rpc.Options{AnswerInvalid: true, OnDrop: func(d rpc.Drop) {
+		if d.Reply != nil {
+			d.Reply.Message = "changed by the hook"
+		}
+	}})
+	for range 2 {
+		p.Send(`"not an object"`)
+		p.Expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not an object"}}`)
+	}
 }

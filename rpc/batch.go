@@ -83,7 +83,7 @@ func (c *Conn) settleBatch(rd *reader, m message) {
 	var env wire.Envelope
 	wire.Elements(m.line, func(elem []byte) bool {
 		top, _, err := rd.scanner.Scan(elem, &env)
-		responses = err == nil && top == wire.Object && env.Class() == wire.Response
+		responses = err == nil && top == wire.Object && rd.classify(&env) == wire.Response
 		return responses
 	})
 	if n := wire.CountElements(m.line); !responses || n == 0 {

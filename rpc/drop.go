@@ -40,7 +40,9 @@ const (
 	// batch.
 	DropNotObject
 	// DropUnclassified: an object with neither a string or number id nor a
-	// string method.
+	// string method; under Options.AnswerInvalid, an object that JSON-RPC
+	// 2.0 makes neither a request, a notification nor a response (see
+	// there).
 	DropUnclassified
 	// DropOversize: the line is longer than MaxFrameSize; it was skipped
 	// without being held in memory.
@@ -164,6 +166,10 @@ func (c *Conn) refuse(d Drop) {
 // drop reports an ignored frame to the hook and the logger.
 func (c *Conn) drop(d Drop) {
 	if c.onDrop != nil {
+		if d.Reply != nil {
+			r := *d.Reply // the hook's own: the answers are shared values
+			d.Reply = &r
+		}
 		c.onDrop(d)
 	}
 	if c.log != nil {

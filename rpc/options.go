@@ -75,27 +75,29 @@ type Options struct {
 	// be sent either way).
 	Batches bool
 
-	// AnswerInvalid, when set, answers a frame that is not valid JSON-RPC
-	// as JSON-RPC 2.0 §5.1 and §7 show, with an error whose id is null:
-	// CodeParseError for a frame that is not JSON (or a malformed
-	// Content-Length header block), and CodeInvalidRequest for JSON that
-	// is not a request, a notification or a response: a value that is
-	// not an object, an object whose method is not a string, whose id is
-	// a boolean, an object or an array, or that has neither a method nor
-	// a result or an error, a frame nested deeper than MaxDepth, a frame
-	// longer than MaxFrameSize, and an array while Batches is off (an
-	// empty one included). In a batch, each invalid element gets its own
-	// CodeInvalidRequest in the batch's array. A request whose id is null
-	// is then a request, served and answered with a null id, as the
-	// specification has it (without the option it is a notification).
-	// Off, the default, such frames are dropped (OnDrop) and the peer is
-	// told nothing, as the DeepSeek Harness, MCP and LSP peers expect.
+	// AnswerInvalid, when set, reads frames as JSON-RPC 2.0 does and
+	// answers those that are not valid as its §5.1 and §7 show, with an
+	// error whose id is null. An object with a string method is a
+	// notification without an id, and a request with a string, a number or
+	// a null id (a request whose id is null is served and answered with a
+	// null id; without the option it is a notification). An object without
+	// a method is a response when it has a result or an error, whatever its
+	// id. Everything else is answered: CodeParseError for a frame that is
+	// not JSON (or a malformed Content-Length header block), and
+	// CodeInvalidRequest for a value that is not an object, an object with
+	// a method that is not a string, an id of another kind, or neither a
+	// method nor a result or an error, a request or notification nested
+	// deeper than MaxDepth, or longer than MaxFrameSize when its first KiB
+	// shows its method, and an array while Batches is off (an empty one
+	// included). In a batch, each invalid element gets its own
+	// CodeInvalidRequest in the batch's array. Off, the default, such
+	// frames are dropped (OnDrop) and the peer is told nothing, as the
+	// DeepSeek Harness, MCP and LSP peers expect.
 	//
-	// Responses are never answered, with or without it: an object with a
-	// result or an error member and no method is a response, even when
-	// its id is null, so that two ends that both answer invalid frames
-	// never answer each other's answers. The jsonrpc member is not
-	// checked.
+	// Responses are never answered, with or without it. Every answer to an
+	// invalid frame is a response (it has an error and no method), so two
+	// ends that both answer invalid frames never answer each other's
+	// answers. The jsonrpc member is not checked.
 	AnswerInvalid bool
 
 	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF

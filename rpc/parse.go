@@ -140,10 +140,7 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	if env.Params.Kind != wire.Absent {
 		rd.paramsFirst = !env.ParamsLast
 	}
-	class := env.Class()
-	if rd.answerInvalid {
-		class = specClass(env, class)
-	}
+	class := rd.classify(env)
 	if rd.responsesOnly && class != wire.Response {
 		return message{kind: msgLeft}, false
 	}
@@ -249,23 +246,40 @@ func (rd *reader) invalid(m message, reason DropReason, err error) message {
 // nullID is the id of an answer to a frame whose id is unknown.
 var nullID = []byte("null")
 
-// specClass is the class of the object env under Options.AnswerInvalid,
-// as JSON-RPC 2.0 reads it where it differs from the default rule (class,
-// docs/wire.md §2.2): a null id with a string method makes a request; an
-// id of any other kind than a string, a number or null makes the object
-// invalid; an object with a result or an error and no method is a
-// response whatever its id, so that no end answers an answer.
-func specClass(env *wire.Envelope, class wire.Class) wire.Class {
-	switch {
-	case class == wire.Notification && env.ID.Kind == wire.Null:
-		return wire.Request
-	case class == wire.Notification && env.ID.Kind != wire.Absent:
-		return wire.Unclassified
-	case class == wire.Unclassified && env.Method.Kind == wire.Absent &&
-		(env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent):
-		return wire.Response
+// classify returns the class of the scanned object env: by the default
+// rule (wire.Envelope.Class, docs/wire.md §2.2), or under
+// Options.AnswerInvalid by JSON-RPC 2.0's (specClass). It is the one
+// classification of the reader, for lone frames and an array's elements.
+func (rd *reader) classify(env *wire.Envelope) wire.Class {
+	if rd.answerInvalid {
+		return specClass(env)
 	}
-	return class
+	return env.Class()
+}
+
+// specClass is the class of the object env as JSON-RPC 2.0 reads it
+// (Options.AnswerInvalid). With a string method, it is a notification
+// without an id, a request with a string, number or null id, and invalid
+// with an id of another kind. Without a method, it is a response when it
+// has a result or an error, whatever its id, and invalid otherwise; with a
+// method that is not a string, invalid. Every answer to an invalid frame
+// has an error and no method, so it is a response: two ends under the
+// option never answer each other's answers.
+func specClass(env *wire.Envelope) wire.Class {
+	switch env.Method.Kind {
+	case wire.String:
+		switch env.ID.Kind {
+		case wire.Absent:
+			return wire.Notification
+		case wire.String, wire.Number, wire.Null:
+			return wire.Request
+		}
+	case wire.Absent:
+		if env.Result.Kind != wire.Absent || env.Error.Kind != wire.Absent {
+			return wire.Response
+		}
+	}
+	return wire.Unclassified
 }
 
 // invalidError is the answer under Options.AnswerInvalid to a frame

@@ -321,12 +321,18 @@ func (c *Conn) skipped(in inFrame) {
 		c.refuse(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed})
 		return
 	}
-	id, ok := wire.ResponseIDInPrefix(in.prefix)
-	if !ok {
+	if wire.MethodInPrefix(in.prefix) {
+		// A request or a notification: under Options.AnswerInvalid it is
+		// answered. Nothing else is, as its first bytes cannot show that
+		// it is not a response, which must never be answered.
 		c.refuse(Drop{Reason: DropOversize, Size: in.size})
 		return
 	}
-	c.drop(Drop{Reason: DropOversize, Size: in.size}) // a response: never answered
+	c.drop(Drop{Reason: DropOversize, Size: in.size})
+	id, ok := wire.ResponseIDInPrefix(in.prefix)
+	if !ok {
+		return
+	}
 	n, ok := wire.IntegerID(id)
 	if !ok || n <= 0 {
 		return

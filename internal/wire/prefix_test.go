@@ -28,3 +28,26 @@ func TestResponseIDInPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestMethodInPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		want   bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2,3`, true},
+		{`{"method":"note","params":"xxxx`, true},
+		{` { "m\u0065thod" : "x" , "params"`, true},
+		{`{"params":[1,2,3],"method":"sum"}`, true},
+		{`{"params":[1,2,3`, false}, // the method, if any, is past the cut
+		{`{"method":"su`, false},    // cut inside the method
+		{`{"method":1,"params":"xx`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":"xxx`, false},
+		{`{"id":null,"error":{"code":-32600`, false},
+		{`["method","x"`, false},
+		{``, false},
+	} {
+		if got := MethodInPrefix([]byte(tc.prefix)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.prefix, got, tc.want)
+		}
+	}
+}
