@@ -105,10 +105,12 @@ type ServerOptions struct {
 	// Now is the clock of Emitter.Append; nil means time.Now.
 	Now func() time.Time
 	// OnDrop, when set, is called by Serve for every line of the client's
-	// that the connection ignores (not JSON, a notification, a response
-	// to no call, a request read after shutdown began, ...), with the
-	// reason, as rpc.Options.OnDrop is: the runtime answers none of them,
-	// so this is how a deployment sees them. It runs on the connection's
+	// that the connection does not serve (not JSON, a notification, a
+	// response to no call, a request read after shutdown began, params
+	// that do not decode, ...), with the reason, as rpc.Options.OnDrop
+	// is. Most go unanswered, as the runtime's rules have it (Drop.Reply
+	// says which one was answered with an error), so this is how a
+	// deployment sees them. It runs on the connection's
 	// reader and must not block for long; Drop.Line is valid only during
 	// the call. A program that serves with Register sets the OnDrop of
 	// the rpc.Options it makes its connection with.

@@ -34,7 +34,8 @@ members and types the protocol gives them (those that package sdkproto
 decodes and validates: a maxTokens that is a positive safe integer, a
 reasoningEffort that is a non-empty string, image uploads in canonical
 base64, events whose seq and time are integers and whose data is an
-object, ...). Each session's events come with rising seqs. Each broken rule is one of these findings:
+object, ...). Each session's events come with rising seqs. Each broken
+rule is one of these findings:
 
 Problems (each makes the exit status 1):
   malformed           a line that is not valid JSON, not an object, neither a

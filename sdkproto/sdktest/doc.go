@@ -37,8 +37,8 @@
 //		if err != nil {
 //			return "", err
 //		}
-//		if res.FinishReason != sdkproto.TurnCompleted {
-//			return "", fmt.Errorf("summarise %s: the turn ended %s", path, res.FinishReason)
+//		if err := res.Err(); err != nil {
+//			return "", fmt.Errorf("summarise %s: %w", path, err)
 //		}
 //		return res.FinalResponse, nil
 //	}

@@ -25,8 +25,8 @@ func Summarise(ctx context.Context, c *sdkproto.Client, path string) (string, er
 	if err != nil {
 		return "", err
 	}
-	if res.FinishReason != sdkproto.TurnCompleted {
-		return "", fmt.Errorf("summarise %s: the turn ended %s", path, res.FinishReason)
+	if err := res.Err(); err != nil {
+		return "", fmt.Errorf("summarise %s: %w", path, err)
 	}
 	return res.FinalResponse, nil
 }
