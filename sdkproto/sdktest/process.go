@@ -174,6 +174,14 @@ func serveProcess(dir string) int {
 	}
 	defer out.Close()
 	rec := &recorder{out: out}
+	// A SIGTERM or SIGINT once serving has ended (Launch's Close sends
+	// one when the process is slow to exit) must not kill the process
+	// with its last word unsaid: this channel, never stopped, keeps them
+	// relayed, and dropped, for the process's life, so that their default
+	// action never applies. (signal.Ignore, called once serving ended,
+	// left a window in which it did: it stops handling a signal before it
+	// has the kernel ignore it.)
+	signal.Notify(make(chan os.Signal, 1), os.Interrupt, syscall.SIGTERM)
 	// SIGTERM and SIGINT end the runtime as the end of its input does,
 	// and the process exits 0, as the real runtime does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -205,10 +213,6 @@ func serveProcess(dir string) int {
 	err = sdkproto.NewServer(played, nil).Serve(ctx,
 		&tapReader{r: os.Stdin, t: tap{dir: ClientToRuntime, rec: rec}},
 		&tapWriter{w: os.Stdout, t: tap{dir: RuntimeToClient, rec: rec}})
-	// Serving has ended: a further SIGTERM or SIGINT (Launch's Close
-	// sends one when the process is slow to exit) must not kill it with
-	// its last word unsaid, as the default action would once stop ran.
-	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	mu.Lock()
 	ended = true
 	past := latest
