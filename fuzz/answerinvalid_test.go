@@ -1,14 +1,10 @@
 package fuzz
 
 import (
-	"bytes"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/wire"
 	"github.com/linerpc/linerpc/rpc"
-	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // FuzzAnswerInvalid is FuzzDispatch under Options.AnswerInvalid: every
@@ -44,32 +40,7 @@ func FuzzAnswerInvalid(f *testing.F) {
 		}
 		want = append(want, `"probe-7f3a"`)
 
-		w := &rpctest.Recorder{}
-		in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
-		c := rpc.NewConn(bytes.NewReader(in), w, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2, AnswerInvalid: true})
-		c.Start()
-		waitOrFail(t, c)
-
-		var got []string
-		probed := false
-		for _, fr := range w.Frames(t) {
-			id, isErr, problem := checkResponseFrame(fr)
-			if problem != "" {
-				t.Fatalf("frame %q: %s", fr, problem)
-			}
-			got = append(got, string(id))
-			if string(id) == `"probe-7f3a"` && !isErr && bytes.Contains(fr, []byte(`"result":{"text":"still alive"`)) {
-				probed = true
-			}
-		}
-		sort.Strings(got)
-		sort.Strings(want)
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("answered ids\n%q\nwant\n%q", got, want)
-		}
-		if !probed {
-			t.Fatalf("the good request after the input was not answered with its result: %q", w.Frames(t))
-		}
+		checkAnswers(t, data, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2, AnswerInvalid: true}, want)
 	})
 }
 

@@ -110,33 +110,42 @@ func FuzzDispatch(f *testing.F) {
 		}
 		want = append(want, `"probe-7f3a"`)
 
-		w := &rpctest.Recorder{}
-		in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
-		c := rpc.NewConn(bytes.NewReader(in), w, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2})
-		c.Start()
-		waitOrFail(t, c)
-
-		var got []string
-		probed := false
-		for _, fr := range w.Frames(t) {
-			id, isErr, problem := checkResponseFrame(fr)
-			if problem != "" {
-				t.Fatalf("frame %q: %s", fr, problem)
-			}
-			got = append(got, string(id))
-			if string(id) == `"probe-7f3a"` && !isErr && bytes.Contains(fr, []byte(`"result":{"text":"still alive"`)) {
-				probed = true
-			}
-		}
-		sort.Strings(got)
-		sort.Strings(want)
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("answered ids\n%q\nwant\n%q", got, want)
-		}
-		if !probed {
-			t.Fatalf("the good request after the input was not answered with its result: %q", w.Frames(t))
-		}
+		checkAnswers(t, data, &rpc.Options{Handler: serverRegistry(unknown), MaxConcurrentRequests: 2}, want)
 	})
+}
+
+// checkAnswers serves data, then the probe, on a Conn made with opts,
+// and fails t unless every frame written is a well-formed response, the
+// ids answered are want (in any order; want includes the probe's), and
+// the probe is answered with its result.
+func checkAnswers(t *testing.T, data []byte, opts *rpc.Options, want []string) {
+	t.Helper()
+	w := &rpctest.Recorder{}
+	in := append(append(append([]byte(nil), data...), '\n'), probe+"\n"...)
+	c := rpc.NewConn(bytes.NewReader(in), w, opts)
+	c.Start()
+	waitOrFail(t, c)
+
+	var got []string
+	probed := false
+	for _, fr := range w.Frames(t) {
+		id, isErr, problem := checkResponseFrame(fr)
+		if problem != "" {
+			t.Fatalf("frame %q: %s", fr, problem)
+		}
+		got = append(got, string(id))
+		if string(id) == `"probe-7f3a"` && !isErr && bytes.Contains(fr, []byte(`"result":{"text":"still alive"`)) {
+			probed = true
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("answered ids\n%q\nwant\n%q", got, want)
+	}
+	if !probed {
+		t.Fatalf("the good request after the input was not answered with its result: %q", w.Frames(t))
+	}
 }
 
 // waitOrFail waits for the Conn to finish reading and answering, failing

@@ -23,37 +23,37 @@ func TestAnswerInvalidEdges(t *testing.T) {
 		reason [2]rpc.DropReason
 	}{
 		{"a null id makes a request", `{"jsonrpc":"2.0","id":null,"method":"sum","params":[1,2]}`,
-			`{"jsonrpc":"2.0","id":null,"result":3}`, r(rpc.DropUnhandledNotification, 0)},
+			`{"jsonrpc":"2.0","id":null,"result":3}`, reasons(rpc.DropUnhandledNotification, 0)},
 		{"an id that is a boolean", `{"jsonrpc":"2.0","id":true,"method":"sum","params":[1]}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id is not a string, a number or null"}}`, r(rpc.DropUnhandledNotification, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id is not a string, a number or null"}}`, reasons(rpc.DropUnhandledNotification, rpc.DropUnclassified)},
 		{"an id that is an object", `{"jsonrpc":"2.0","id":{},"method":"update","params":[1]}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id is not a string, a number or null"}}`, r(0, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id is not a string, a number or null"}}`, reasons(0, rpc.DropUnclassified)},
 		{"an object without a method", `{"jsonrpc":"2.0","id":null}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, r(rpc.DropUnclassified, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, reasons(rpc.DropUnclassified, rpc.DropUnclassified)},
 		{"a value that is not an object", `"subtract"`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not an object"}}`, r(rpc.DropNotObject, rpc.DropNotObject)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not an object"}}`, reasons(rpc.DropNotObject, rpc.DropNotObject)},
 		{"a request nested too deep", `{"jsonrpc":"2.0","id":1,"method":"sum","params":` + strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth) + `}`,
-			fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: nested deeper than %d levels"}}`, rpc.MaxDepth), r(rpc.DropTooDeep, rpc.DropTooDeep)},
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: nested deeper than %d levels"}}`, rpc.MaxDepth), reasons(rpc.DropTooDeep, rpc.DropTooDeep)},
 		{"malformed params", `{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"{{string}}"}}`, r(rpc.DropMalformed, rpc.DropMalformed)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"{{string}}"}}`, reasons(rpc.DropMalformed, rpc.DropMalformed)},
 		// Responses are never answered, so that two ends under the
 		// option never answer each other's answers.
 		{"an error response with a null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`,
-			"", r(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
-		{"a result with a null id", `{"jsonrpc":"2.0","id":null,"result":1}`, "", r(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
-		{"a response to no call", `{"jsonrpc":"2.0","id":41,"result":1}`, "", r(rpc.DropUnmatchedResponse, rpc.DropUnmatchedResponse)},
+			"", reasons(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
+		{"a result with a null id", `{"jsonrpc":"2.0","id":null,"result":1}`, "", reasons(rpc.DropUnclassified, rpc.DropUnmatchedResponse)},
+		{"a response to no call", `{"jsonrpc":"2.0","id":41,"result":1}`, "", reasons(rpc.DropUnmatchedResponse, rpc.DropUnmatchedResponse)},
 		{"an id alone", `{"jsonrpc":"2.0","id":1}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, reasons(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
 		{"an id and a method that is not a string", `{"jsonrpc":"2.0","id":1,"method":1}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, reasons(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
 		{"a result with a method that is not a string", `{"jsonrpc":"2.0","id":1,"result":1,"method":{}}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, r(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: method is not a string"}}`, reasons(rpc.DropUnmatchedResponse, rpc.DropUnclassified)},
 		{"an id and params nested too deep", `{"jsonrpc":"2.0","id":1,"params":` + strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth) + `}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, r(rpc.DropTooDeep, rpc.DropUnclassified)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a method nor a result or an error"}}`, reasons(rpc.DropTooDeep, rpc.DropUnclassified)},
 		{"an array of error responses with null ids", `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}]`,
-			"", r(rpc.DropNotObject, rpc.DropUnmatchedResponse)},
+			"", reasons(rpc.DropNotObject, rpc.DropUnmatchedResponse)},
 		{"a response nested too deep", `{"jsonrpc":"2.0","id":41,"result":` + strings.Repeat("[", rpc.MaxDepth) + strings.Repeat("]", rpc.MaxDepth) + `}`,
-			"", r(rpc.DropTooDeep, rpc.DropTooDeep)},
+			"", reasons(rpc.DropTooDeep, rpc.DropTooDeep)},
 	}
 	for i, answer := range []bool{false, true} {
 		for _, c := range cases {
@@ -86,7 +86,10 @@ func TestAnswerInvalidEdges(t *testing.T) {
 	}
 }
 
-func r(without, with rpc.DropReason) [2]rpc.DropReason { return [2]rpc.DropReason{without, with} }
+// reasons is the drop reported without AnswerInvalid and with it.
+func reasons(without, with rpc.DropReason) [2]rpc.DropReason {
+	return [2]rpc.DropReason{without, with}
+}
 
 // A frame longer than MaxFrameSize is skipped unread; under AnswerInvalid
 // it is answered when its first bytes show a method, and only then: what

@@ -87,17 +87,11 @@ func (c *Conn) settleBatch(rd *reader, m message) {
 		return responses
 	})
 	if n := wire.CountElements(m.line); !responses || n == 0 {
-		d := m.dropAs(DropNotObject)
-		if rd.answerInvalid {
-			d.Reply = errBatchesOff
-			if n == 0 {
-				d.Reply = errEmptyBatch
-			}
-			c.drop(d)
-			c.reply(c.errorFrame(nullID, "", d.Reply), fromReadLoop)
-			return
+		e := errBatchesOff
+		if n == 0 {
+			e = errEmptyBatch
 		}
-		c.drop(d)
+		c.refuse(m.dropAs(DropNotObject), e)
 		return
 	}
 	rd.inArray = true

@@ -151,11 +151,13 @@ func excerpt(line []byte) string {
 	return string(line[:maxExcerpt]) + "…"
 }
 
-// refuse reports the frame d describes, which the framer skipped, and
-// under Options.AnswerInvalid answers it with a null id.
-func (c *Conn) refuse(d Drop) {
+// refuse reports the frame d describes, which is not valid JSON-RPC, and
+// under Options.AnswerInvalid answers it with e and a null id. (A frame
+// that parse reads is answered through dispatch, as msgAnswer: this is
+// for the framer's skipped frames and for an array with batches off.)
+func (c *Conn) refuse(d Drop, e *Error) {
 	if c.rd.answerInvalid {
-		d.Reply = invalidError(d.Reason, d.Err, nil)
+		d.Reply = e
 	}
 	c.drop(d)
 	if d.Reply != nil {

@@ -283,8 +283,8 @@ func specClass(env *wire.Envelope) wire.Class {
 }
 
 // invalidError is the answer under Options.AnswerInvalid to a frame
-// dropped for reason (err says why, for a malformed one; env is the
-// scanned object, for an unclassified one).
+// dropped for reason (err says why, for a malformed one or a bad header;
+// env is the scanned object, for an unclassified one).
 func invalidError(reason DropReason, err error, env *wire.Envelope) *Error {
 	switch reason {
 	case DropMalformed, DropBadHeader:
@@ -303,8 +303,6 @@ func invalidError(reason DropReason, err error, env *wire.Envelope) *Error {
 		return errNoMethod
 	case DropTooDeep:
 		return errTooDeep
-	case DropOversize:
-		return errOversize
 	}
 	return errNotObject
 }

@@ -318,14 +318,14 @@ func (c *Conn) settle(env *wire.Envelope, me *call, mayHandOver bool) (pc *call,
 // wait for a response that will never be read.
 func (c *Conn) skipped(in inFrame) {
 	if in.malformed != nil {
-		c.refuse(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed})
+		c.refuse(Drop{Reason: DropBadHeader, Line: in.prefix, Size: in.size, Err: in.malformed}, invalidError(DropBadHeader, in.malformed, nil))
 		return
 	}
 	if wire.MethodInPrefix(in.prefix) {
 		// A request or a notification: under Options.AnswerInvalid it is
 		// answered. Nothing else is, as its first bytes cannot show that
 		// it is not a response, which must never be answered.
-		c.refuse(Drop{Reason: DropOversize, Size: in.size})
+		c.refuse(Drop{Reason: DropOversize, Size: in.size}, errOversize)
 		return
 	}
 	c.drop(Drop{Reason: DropOversize, Size: in.size})

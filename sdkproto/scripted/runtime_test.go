@@ -8,15 +8,11 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 
+	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/sdkproto"
 	"github.com/linerpc/linerpc/sdkproto/scripted"
 )
-
-// maxWait bounds every wait of these tests: reaching it fails the test
-// with what it waited for.
-const maxWait = time.Minute
 
 // connect serves rt with an sdkproto.Server on two pipes and returns an
 // initialized Client of it, and a channel that gets what the Server's
@@ -39,18 +35,11 @@ func connect(t *testing.T, rt *scripted.Runtime) (*sdkproto.Client, <-chan error
 	return c, served
 }
 
-// waitServed returns what served gets, failing the test after maxWait.
+// waitServed returns what served gets, failing the test when nothing
+// comes within linetest.WaitBound.
 func waitServed(t *testing.T, served <-chan error) error {
 	t.Helper()
-	timer := time.NewTimer(maxWait)
-	defer timer.Stop()
-	select {
-	case err := <-served:
-		return err
-	case <-timer.C:
-		t.Fatalf("Serve had not returned %v after the client closed", maxWait)
-		return nil
-	}
+	return linetest.Within(t, served, "Serve to return after the client closed")
 }
 
 // Prompts are numbered from 1 in the error of a prompt past the script:
@@ -181,15 +170,9 @@ func TestServePastScript(t *testing.T) {
 				} else if err := cl.Close(); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
-				timer := time.NewTimer(maxWait)
-				defer timer.Stop()
-				select {
-				case err := <-served:
-					if !errors.Is(err, scripted.ErrPastScript) || err.Error() != c.serve {
-						t.Errorf("Serve returned %v, want %q, an ErrPastScript", err, c.serve)
-					}
-				case <-timer.C:
-					t.Fatalf("Serve had not returned %v after the serving ended (%s)", maxWait, c.end)
+				err := linetest.Within(t, served, "Serve to return after the serving ended ("+c.end+")")
+				if !errors.Is(err, scripted.ErrPastScript) || err.Error() != c.serve {
+					t.Errorf("Serve returned %v, want %q, an ErrPastScript", err, c.serve)
 				}
 			})
 		})
