@@ -109,7 +109,7 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	}
 	c.ctx, c.cancel = context.WithCancelCause(opts.baseContext())
 	c.ctx = context.WithValue(c.ctx, connKey, c)
-	c.rd = reader{preempt: c.preempt, reg: c.reg, batches: opts.batches(), answerInvalid: opts.answerInvalid()}
+	c.rd = reader{preempt: c.preempt, reg: c.reg, batches: opts.batches(), answerInvalid: opts.answerInvalid(), checkParams: opts.checkParams()}
 	c.rd.scanner.LazyParams = true // typed handlers' decoders check params (see parse.go)
 	l := &c.st.line
 	l.slots = opts.maxConcurrentRequests()

@@ -13,6 +13,7 @@ import "context"
 type Method[P, R any] struct {
 	name       string
 	omitParams bool
+	doc        *Doc // set by Describe; read-only once set
 }
 
 // NewMethod returns the descriptor of the request method called name. When
@@ -57,6 +58,7 @@ func (m Method[P, R]) Call(ctx context.Context, c *Conn, params P) (R, error) {
 type Notification[P any] struct {
 	name       string
 	omitParams bool
+	doc        *Doc // set by Describe; read-only once set
 }
 
 // NewNotification returns the descriptor of the notification called name.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -99,6 +100,19 @@ type Options struct {
 	// ends that both answer invalid frames never answer each other's
 	// answers. The jsonrpc member is not checked.
 	AnswerInvalid bool
+
+	// CheckParams, when set, checks the params of every request and
+	// notification of a method registered with Handle or
+	// HandleNotification, once they have decoded and before the handler's
+	// turn: method is the method's name, and params the raw member (nil
+	// when absent), valid until CheckParams returns. A non-nil error
+	// refuses the frame: a request is answered with the error when it is
+	// an *Error, and otherwise with CodeInvalidParams and "invalid params: "
+	// followed by the error's text; a notification is dropped. Either is
+	// reported to OnDrop as DropInvalidParams. It runs on the reader, as
+	// decoding does, so it must not block. The openrpc package's Validator
+	// checks params against their JSON Schema this way.
+	CheckParams func(method string, params json.RawMessage) error
 
 	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF
 	// excluded, or a Content-Length body, headers excluded. Zero means
@@ -288,3 +302,10 @@ func (o *Options) framing() Framing {
 func (o *Options) batches() bool { return o != nil && o.Batches }
 
 func (o *Options) answerInvalid() bool { return o != nil && o.AnswerInvalid }
+
+func (o *Options) checkParams() func(string, json.RawMessage) error {
+	if o == nil {
+		return nil
+	}
+	return o.CheckParams
+}

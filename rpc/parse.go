@@ -52,6 +52,8 @@ type reader struct {
 	// answerInvalid: frames that are not valid JSON-RPC are answered
 	// (Options.AnswerInvalid; see invalid).
 	answerInvalid bool
+	// checkParams checks decoded params (Options.CheckParams), or nil.
+	checkParams func(method string, params json.RawMessage) error
 	// responsesOnly: the reader is a caller, which handles responses only
 	// (parse returns msgLeft for anything else, before decoding it).
 	responsesOnly bool
@@ -192,9 +194,21 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 	case decoder != nil:
 		t, err := decoder(rd.params())
 		bad, malformed := err.(malformedParams) // as decodeParamsOf returns it: a type assertion, which costs no allocation
+		if err == nil && rd.checkParams != nil {
+			// The params decoded, so the guess that they end the frame, if
+			// any, holds: Raw is the member, whole.
+			if err = rd.checkParams(m.entry.name, json.RawMessage(env.Params.Raw)); err != nil {
+				err = paramsRefused{err}
+			}
+		}
+		refused, isRefused := err.(paramsRefused)
 		switch {
 		case err == nil:
 			m.t = t
+		case isRefused && class == wire.Request:
+			m = m.dropped(DropInvalidParams, refused.err)
+			m.kind, m.id, m.reply = msgAnswer, env.ID.Raw, refused.reply()
+			return m, false
 		case malformed && env.ParamsToEnd:
 			return m, true
 		case malformed:
@@ -365,6 +379,25 @@ func (p paramsIn) malformed() error {
 	}
 	_, _, err := p.unchecked.Scan(p.raw, nil)
 	return err
+}
+
+// paramsRefused is the error of Options.CheckParams for params that
+// decoded: the frame is refused (answered, for a request).
+type paramsRefused struct{ err error }
+
+func (p paramsRefused) Error() string { return p.err.Error() }
+
+// Unwrap returns the check's error.
+func (p paramsRefused) Unwrap() error { return p.err }
+
+// reply returns the answer to a request whose params were refused: the
+// check's *Error as it is, or CodeInvalidParams with the error's text.
+func (p paramsRefused) reply() *Error {
+	var e *Error
+	if errors.As(p.err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + p.err.Error()}
 }
 
 // errGuessedParams says that params that did not decode were only guessed

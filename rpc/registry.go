@@ -31,8 +31,9 @@ type registryView struct {
 // they return. Their errors are those of decodeParamsOf.
 type entry struct {
 	name         string
-	exclusive    bool // registered Exclusive: it runs alone
-	async        bool // registered Async: it yields as it starts
+	info         MethodInfo // what Registry.Methods reports
+	exclusive    bool       // registered Exclusive: it runs alone
+	async        bool       // registered Async: it yields as it starts
 	request      func(params paramsIn) (task, error)
 	notification func(params paramsIn) (task, error)
 }
@@ -164,7 +165,7 @@ func Handle[P, R any](reg *Registry, m Method[P, R], h func(ctx context.Context,
 	}
 	exclusive, async := options(m.name, false, opts)
 	pool := &sync.Pool{New: func() any { return new(handlerTask[P, R]) }}
-	reg.add(m.name, &entry{name: m.name, exclusive: exclusive, async: async, request: func(params paramsIn) (task, error) {
+	reg.add(m.name, &entry{name: m.name, info: m.Info(), exclusive: exclusive, async: async, request: func(params paramsIn) (task, error) {
 		t := pool.Get().(*handlerTask[P, R])
 		if err := decodeParamsOf(params, &t.p, m.omitParams); err != nil {
 			t.p = *new(P)
@@ -201,7 +202,7 @@ func HandleNotification[P any](reg *Registry, n Notification[P], h func(ctx cont
 		return struct{}{}, nil
 	}
 	pool := &sync.Pool{New: func() any { return new(handlerTask[P, struct{}]) }}
-	reg.add(n.name, &entry{name: n.name, async: async, notification: func(params paramsIn) (task, error) {
+	reg.add(n.name, &entry{name: n.name, info: n.Info(), async: async, notification: func(params paramsIn) (task, error) {
 		t := pool.Get().(*handlerTask[P, struct{}])
 		if err := decodeParamsOf(params, &t.p, n.omitParams); err != nil {
 			t.p = *new(P)
