@@ -1,0 +1,228 @@
+package openrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Validator checks params and results against the schemas of a document,
+// with a full JSON Schema draft-07 validator (santhosh-tekuri/jsonschema,
+// which passes the JSON-Schema-Test-Suite). It is safe for concurrent use.
+//
+// A server checks the params of every request before its handler runs
+// with Options.CheckParams:
+//
+//	v, err := openrpc.NewValidator(doc)
+//	...
+//	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg, CheckParams: v.CheckParams})
+type Validator struct {
+	params  map[string]*jsonschema.Schema
+	results map[string]*jsonschema.Schema
+}
+
+// ValidationError reports a value its schema refuses: which method, where
+// in the value (a JSON pointer, empty for the value itself) and why.
+type ValidationError struct {
+	Method string
+	// Result reports that the value was a result, not params.
+	Result bool
+	// Path is a JSON pointer to the part refused, such as "/items/0/name".
+	Path   string
+	Reason string
+}
+
+// Error returns "path: reason", or the reason alone for the whole value.
+func (e *ValidationError) Error() string {
+	if e.Path == "" {
+		return e.Reason
+	}
+	return e.Path + ": " + e.Reason
+}
+
+// NewValidator compiles the params and result schemas of every method of
+// doc. The params schema of a method is assembled from its params as
+// OpenRPC lays them out (see Method.ParamsSchema). It returns an error for
+// a schema that does not compile, such as a reference to a schema the
+// document does not have.
+func NewValidator(doc *Document) (*Validator, error) {
+	root := map[string]any{}
+	if doc.Components != nil {
+		root["components"] = doc.Components
+	}
+	params, results := map[string]any{}, map[string]any{}
+	for i, m := range doc.Methods {
+		key := strconv.Itoa(i)
+		params[key] = m.ParamsSchema()
+		if m.Result != nil && m.Result.Schema != nil {
+			results[key] = m.Result.Schema
+		}
+	}
+	root["x-params"], root["x-results"] = params, results
+	raw, err := json.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+	}
+	const url = "mem:///openrpc.json"
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	if err := c.AddResource(url, inst); err != nil {
+		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+	}
+	v := &Validator{params: map[string]*jsonschema.Schema{}, results: map[string]*jsonschema.Schema{}}
+	for i, m := range doc.Methods {
+		key := strconv.Itoa(i)
+		if v.params[m.Name], err = c.Compile(url + "#/x-params/" + key); err != nil {
+			return nil, fmt.Errorf("openrpc: NewValidator: method %q: params: %w", m.Name, err)
+		}
+		if _, ok := results[key]; ok {
+			if v.results[m.Name], err = c.Compile(url + "#/x-results/" + key); err != nil {
+				return nil, fmt.Errorf("openrpc: NewValidator: method %q: result: %w", m.Name, err)
+			}
+		}
+	}
+	return v, nil
+}
+
+// ValidateParams checks the params member of a call of method (nil when
+// absent, which is valid when no param is required). It returns nil for
+// a method the document does not describe, and a *ValidationError for
+// params the schema refuses.
+func (v *Validator) ValidateParams(method string, params json.RawMessage) error {
+	s := v.params[method]
+	if s == nil {
+		return nil
+	}
+	if params == nil {
+		// Absent params are no params, by name or by position.
+		if s.Validate([]any{}) == nil {
+			return nil
+		}
+		err := validate(s, method, false, json.RawMessage("{}"))
+		if ve, ok := err.(*ValidationError); ok {
+			ve.Reason = "params absent: " + ve.Reason
+		}
+		return err
+	}
+	return validate(s, method, false, params)
+}
+
+// ValidateResult checks the result of a call of method. It returns nil
+// for a method without a result schema, and a *ValidationError for a
+// result the schema refuses.
+func (v *Validator) ValidateResult(method string, result json.RawMessage) error {
+	s := v.results[method]
+	if s == nil {
+		return nil
+	}
+	return validate(s, method, true, result)
+}
+
+// CheckParams is ValidateParams with the answer a server sends: it has
+// the signature of rpc.Options.CheckParams, and returns an *rpc.Error with
+// CodeInvalidParams, the message "invalid params: <path>: <reason>" and
+// the data {"path": <path>, "reason": <reason>}.
+func (v *Validator) CheckParams(method string, params json.RawMessage) error {
+	err := v.ValidateParams(method, params)
+	if err == nil {
+		return nil
+	}
+	ve := err.(*ValidationError)
+	data, _ := json.Marshal(struct {
+		Path   string `json:"path"`
+		Reason string `json:"reason"`
+	}{ve.Path, ve.Reason})
+	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "invalid params: " + ve.Error(), Data: data}
+}
+
+// validate checks raw against s.
+func validate(s *jsonschema.Schema, method string, result bool, raw json.RawMessage) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return &ValidationError{Method: method, Result: result, Reason: "not JSON: " + err.Error()}
+	}
+	err = s.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return &ValidationError{Method: method, Result: result, Reason: err.Error()}
+	}
+	leaf := deepest(ve)
+	return &ValidationError{Method: method, Result: result, Path: pointer(leaf.InstanceLocation), Reason: leaf.ErrorKind.LocalizedString(printer)}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// deepest returns the cause of e that is deepest in the value, the first
+// of those as deep: the most precise account of what is wrong.
+func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	best := e
+	for _, c := range e.Causes {
+		if d := deepest(c); len(d.InstanceLocation) > len(best.InstanceLocation) || best == e {
+			best = d
+		}
+	}
+	return best
+}
+
+// pointer writes a location as a JSON pointer.
+func pointer(loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+	}
+	return b.String()
+}
+
+// ParamsSchema returns one schema for the params member of a call of m,
+// assembled from its params as OpenRPC lays them out: the one param's
+// schema for a method marked WholeParams; an object of the params, by name,
+// for "by-name"; an array of them, by position, for "by-position"; and
+// either, for "either" (the default). The required params are required:
+// as members by name, as the leading elements by position.
+func (m *Method) ParamsSchema() *Schema {
+	if string(m.Extensions[WholeParams]) == "true" && len(m.Params) == 1 {
+		return m.Params[0].Schema
+	}
+	byName := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{}}
+	items := make([]*Schema, 0, len(m.Params))
+	leading := 0
+	for i, p := range m.Params {
+		s := p.Schema
+		if s == nil {
+			s = &Schema{}
+		}
+		byName.Properties[p.Name] = s
+		items = append(items, s)
+		if p.Required {
+			byName.Required = append(byName.Required, p.Name)
+			if leading == i {
+				leading++
+			}
+		}
+	}
+	tuple, _ := json.Marshal(items)
+	byPosition := &Schema{Type: Types{"array"}, MinItems: &leading, MaxItems: ptr(len(items)),
+		Extra: map[string]json.RawMessage{"items": tuple}}
+	switch m.ParamStructure {
+	case "by-name":
+		return byName
+	case "by-position":
+		return byPosition
+	}
+	return &Schema{AnyOf: []*Schema{byName, byPosition}}
+}
