@@ -50,15 +50,15 @@ func newDeriver() *deriver {
 }
 
 var (
-	schemerType        = reflect.TypeFor[Schemer]()
-	marshalerType      = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType  = reflect.TypeFor[encoding.TextMarshaler]()
-	rawMessageType     = reflect.TypeFor[json.RawMessage]()
-	timeType           = reflect.TypeFor[time.Time]()
-	bigIntType         = reflect.TypeFor[big.Int]()
-	bigFloatType       = reflect.TypeFor[big.Float]()
-	bigRatType         = reflect.TypeFor[big.Rat]()
-	numberType         = reflect.TypeFor[json.Number]()
+	schemerType       = reflect.TypeFor[Schemer]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	timeType          = reflect.TypeFor[time.Time]()
+	bigIntType        = reflect.TypeFor[big.Int]()
+	bigFloatType      = reflect.TypeFor[big.Float]()
+	bigRatType        = reflect.TypeFor[big.Rat]()
+	numberType        = reflect.TypeFor[json.Number]()
 )
 
 // refPrefix is where a document's named schemas are.
