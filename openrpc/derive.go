@@ -107,13 +107,15 @@ func (d *deriver) schema(t reflect.Type) (*Schema, error) {
 		}
 		return &Schema{Type: Types{"string", "number"}}, nil
 	}
-	if t.Kind() != reflect.Struct {
-		if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
-			return &Schema{}, nil // its JSON is its own business: a Schemer says what it is
-		}
-		if t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
-			return &Schema{Type: Types{"string"}}, nil
-		}
+	// A type with its own MarshalJSON writes what it likes: a struct is
+	// taken to write its fields, as it usually does, another type any
+	// value (a Schemer says what it is). MarshalText writes a string.
+	ownJSON := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	switch {
+	case ownJSON && (t.Kind() != reflect.Struct || len(jsonFields(t)) == 0):
+		return &Schema{}, nil
+	case !ownJSON && (t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)):
+		return &Schema{Type: Types{"string"}}, nil
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -157,11 +159,18 @@ func (d *deriver) schema(t reflect.Type) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Schema{Type: Types{"object", "null"}, AdditionalProperties: values}
 		if k := t.Key(); k.Kind() != reflect.String && !k.Implements(textMarshalerType) {
-			s.Extra = map[string]json.RawMessage{"propertyNames": json.RawMessage(`{"pattern":"^-?[0-9]+$"}`)}
+			// Integer keys are written as decimal strings. (Said with
+			// patternProperties rather than propertyNames, whose errors
+			// the validator cannot place.)
+			pattern, err := json.Marshal(map[string]*Schema{"^-?[0-9]+$": values})
+			if err != nil {
+				return nil, err
+			}
+			return &Schema{Type: Types{"object", "null"}, AdditionalProperties: False(),
+				Extra: map[string]json.RawMessage{"patternProperties": pattern}}, nil
 		}
-		return s, nil
+		return &Schema{Type: Types{"object", "null"}, AdditionalProperties: values}, nil
 	case reflect.Struct:
 		if t.Name() == "" {
 			return d.object(t)

@@ -29,6 +29,9 @@ func jsonFields(t reflect.Type) []jsonField {
 	type level struct {
 		typ   reflect.Type
 		index []int
+		// viaPointer: the level is reached through an embedded pointer,
+		// whose fields are absent when it is nil.
+		viaPointer bool
 	}
 	var fields []jsonField
 	current, next := []level{}, []level{{typ: t}}
@@ -51,14 +54,15 @@ func jsonFields(t reflect.Type) []jsonField {
 				name, opts, _ := strings.Cut(tag, ",")
 				ft := sf.Type
 				if sf.Anonymous {
-					if ft.Kind() == reflect.Pointer {
+					pointer := ft.Kind() == reflect.Pointer
+					if pointer {
 						ft = ft.Elem()
 					}
 					if !sf.IsExported() && ft.Kind() != reflect.Struct {
 						continue
 					}
 					if name == "" && ft.Kind() == reflect.Struct {
-						next = append(next, level{typ: ft, index: append(slices.Clone(l.index), i)})
+						next = append(next, level{typ: ft, index: append(slices.Clone(l.index), i), viaPointer: l.viaPointer || pointer})
 						continue
 					}
 				} else if !sf.IsExported() {
@@ -67,6 +71,7 @@ func jsonFields(t reflect.Type) []jsonField {
 				f := jsonField{
 					name: name, goName: sf.Name, typ: sf.Type, tagged: name != "",
 					index: append(slices.Clone(l.index), i), doc: sf.Tag.Get("jsonschema"),
+					optional: l.viaPointer,
 				}
 				if f.name == "" {
 					f.name = sf.Name

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -160,22 +161,42 @@ func validate(s *jsonschema.Schema, method string, result bool, raw json.RawMess
 	if !ok {
 		return &ValidationError{Method: method, Result: result, Reason: err.Error()}
 	}
-	leaf := deepest(ve)
-	return &ValidationError{Method: method, Result: result, Path: pointer(leaf.InstanceLocation), Reason: leaf.ErrorKind.LocalizedString(printer)}
+	path, leaf := deepest(ve)
+	return &ValidationError{Method: method, Result: result, Path: pointer(path), Reason: leaf.ErrorKind.LocalizedString(printer)}
 }
 
 var printer = message.NewPrinter(language.English)
 
-// deepest returns the cause of e that is deepest in the value, the first
-// of those as deep: the most precise account of what is wrong.
-func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
-	best := e
+// deepest returns the most precise account of what is wrong in e: the
+// cause that reaches deepest into the value and, among alternatives (of
+// anyOf, oneOf) as deep, one that is not a mere type mismatch; with the
+// deepest location on the way to it (a cause about a member's name, as
+// propertyNames gives, has none of its own).
+func deepest(e *jsonschema.ValidationError) ([]string, *jsonschema.ValidationError) {
+	if len(e.Causes) == 0 {
+		return e.InstanceLocation, e
+	}
+	var path []string
+	var leaf *jsonschema.ValidationError
 	for _, c := range e.Causes {
-		if d := deepest(c); len(d.InstanceLocation) > len(best.InstanceLocation) || best == e {
-			best = d
+		p, l := deepest(c)
+		_, mismatch := l.ErrorKind.(*kind.Type)
+		_, leafMismatch := leafKind(leaf).(*kind.Type)
+		if leaf == nil || len(p) > len(path) || len(p) == len(path) && leafMismatch && !mismatch {
+			path, leaf = p, l
 		}
 	}
-	return best
+	if len(path) < len(e.InstanceLocation) {
+		path = e.InstanceLocation
+	}
+	return path, leaf
+}
+
+func leafKind(e *jsonschema.ValidationError) jsonschema.ErrorKind {
+	if e == nil {
+		return nil
+	}
+	return e.ErrorKind
 }
 
 // pointer writes a location as a JSON pointer.
@@ -215,9 +236,11 @@ func (m *Method) ParamsSchema() *Schema {
 			}
 		}
 	}
-	tuple, _ := json.Marshal(items)
-	byPosition := &Schema{Type: Types{"array"}, MinItems: &leading, MaxItems: ptr(len(items)),
-		Extra: map[string]json.RawMessage{"items": tuple}}
+	byPosition := &Schema{Type: Types{"array"}, MinItems: &leading, MaxItems: ptr(len(items))}
+	if len(items) > 0 { // draft-07 wants at least one schema in a tuple
+		tuple, _ := json.Marshal(items)
+		byPosition.Extra = map[string]json.RawMessage{"items": tuple}
+	}
 	switch m.ParamStructure {
 	case "by-name":
 		return byName
