@@ -12,7 +12,7 @@ import (
 // the document. A client calls it as any method:
 //
 //	doc, err := openrpc.Discover.Call(ctx, conn, rpc.NoParams{})
-var Discover = rpc.NewMethod[rpc.NoParams, *Document]("rpc.discover").Describe(rpc.Doc{
+var Discover = rpc.NewMethod[rpc.NoParams, Document]("rpc.discover").Describe(rpc.Doc{
 	Summary: "Returns the OpenRPC document of this server.",
 })
 
@@ -30,8 +30,12 @@ func HandleDiscover(reg *rpc.Registry, info Info) error {
 	if _, err := describeRegistry(reg, info); err != nil {
 		return err
 	}
-	rpc.Handle(reg, Discover, func(context.Context, rpc.NoParams) (*Document, error) {
-		return describeRegistry(reg, info)
+	rpc.Handle(reg, Discover, func(context.Context, rpc.NoParams) (Document, error) {
+		doc, err := describeRegistry(reg, info)
+		if err != nil {
+			return Document{}, err
+		}
+		return *doc, nil
 	})
 	return nil
 }
