@@ -91,9 +91,9 @@ const MaxSum = 1 << 40
 // The API.
 var (
 	Add = rpc.NewMethod[AddParams, Sum]("add").Describe(rpc.Doc{
-		Summary: "Adds two integers.",
-		Tags:    []string{"math"},
-		Errors:  []rpc.ErrorDoc{{Code: CodeOverflow, Message: "the sum is too large", Data: Limit{Max: MaxSum}}},
+		Summary:  "Adds two integers.",
+		Tags:     []string{"math"},
+		Errors:   []rpc.ErrorDoc{{Code: CodeOverflow, Message: "the sum is too large", Data: Limit{Max: MaxSum}}},
 		Examples: []rpc.Example{{Name: "two and three", Params: AddParams{A: 2, B: 3}, Result: Sum{5}}},
 	})
 	CountTree = rpc.NewMethod[TreeParams, Count]("tree/count").Describe(rpc.Doc{
