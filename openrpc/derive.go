@@ -267,6 +267,9 @@ func (d *deriver) object(t reflect.Type) (*Schema, error) {
 		}
 		if f.quoted {
 			fs = &Schema{Type: Types{"string"}}
+			if f.typ.Kind() == reflect.Pointer {
+				fs = nullable(fs) // a nil pointer is written null, unquoted
+			}
 		}
 		if f.doc != "" {
 			if fs.Ref != "" {
