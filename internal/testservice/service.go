@@ -1,7 +1,8 @@
 // Package testservice is a small API that uses every feature of the
 // descriptions that OpenRPC tools understand (params by name, nested,
-// optional, recursive and self-described types, a notification, no
-// params, errors, examples)
+// optional, named and self-described types, a notification, no params,
+// errors, examples; not recursive types, which schema-utils-js cannot
+// dereference)
 // with handlers that keep their results to their schemas, for the tests
 // of package openrpc, the HTTP transport and the OpenRPC tools'
 // interop tests.
@@ -40,21 +41,27 @@ type Sum struct {
 	Sum int `json:"sum"`
 }
 
-// Node is a recursive type.
-type Node struct {
-	Name     string  `json:"name"`
-	Children []*Node `json:"children,omitempty"`
+// Point is a place on a grid.
+type Point struct {
+	X int `json:"x"`
+	Y int `json:"y"`
 }
 
-// TreeParams are the params of tree/count.
-type TreeParams struct {
-	Root  Node   `json:"root"`
+// Rect is a rectangle, a named type used twice.
+type Rect struct {
+	Min Point `json:"min"`
+	Max Point `json:"max"`
+}
+
+// AreaParams are the params of rect/area.
+type AreaParams struct {
+	Rect  Rect   `json:"rect"`
 	Label string `json:"label,omitempty"`
 }
 
-// Count is tree/count's result.
-type Count struct {
-	Nodes int    `json:"nodes"`
+// Area is rect/area's result.
+type Area struct {
+	Area  int    `json:"area"`
 	Label string `json:"label,omitempty"`
 }
 
@@ -96,9 +103,9 @@ var (
 		Errors:   []rpc.ErrorDoc{{Code: CodeOverflow, Message: "the sum is too large", Data: Limit{Max: MaxSum}}},
 		Examples: []rpc.Example{{Name: "two and three", Params: AddParams{A: 2, B: 3}, Result: Sum{5}}},
 	})
-	CountTree = rpc.NewMethod[TreeParams, Count]("tree/count").Describe(rpc.Doc{
-		Summary:     "Counts the nodes of a tree.",
-		Description: "The tree is a recursive type, described once in the components.",
+	RectArea = rpc.NewMethod[AreaParams, Area]("rect/area").Describe(rpc.Doc{
+		Summary:     "Returns the area of a rectangle.",
+		Description: "Point and Rect are named types, described once in the components and referred to.",
 	})
 	DoPaint = rpc.NewMethod[PaintParams, Paint]("paint").Describe(rpc.Doc{Summary: "Paints in one of three colors."})
 	Now     = rpc.NewMethod[rpc.NoParams, string]("now").Describe(rpc.Doc{Summary: "Takes no params; returns a constant string."})
@@ -125,8 +132,9 @@ func New() *Service {
 		}
 		return Sum{sum}, nil
 	})
-	rpc.Handle(reg, CountTree, func(_ context.Context, p TreeParams) (Count, error) {
-		return Count{Nodes: count(&p.Root), Label: p.Label}, nil
+	rpc.Handle(reg, RectArea, func(_ context.Context, p AreaParams) (Area, error) {
+		w, h := p.Rect.Max.X-p.Rect.Min.X, p.Rect.Max.Y-p.Rect.Min.Y
+		return Area{Area: abs(w) * abs(h), Label: p.Label}, nil
 	})
 	rpc.Handle(reg, DoPaint, func(_ context.Context, p PaintParams) (Paint, error) {
 		return Paint{Color: p.Color, Note: strings.Join(p.Tags, ",")}, nil
@@ -150,13 +158,9 @@ func (s *Service) Logs() []LogEntry {
 	return append([]LogEntry(nil), s.logs...)
 }
 
-func count(n *Node) int {
-	if n == nil {
-		return 0
+func abs(n int) int {
+	if n < 0 {
+		return -n
 	}
-	c := 1
-	for _, child := range n.Children {
-		c += count(child)
-	}
-	return c
+	return n
 }
