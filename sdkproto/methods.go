@@ -15,30 +15,31 @@ const (
 	ServerVersion = "0.0.1"
 )
 
-// The request methods (client to server).
+// The request methods (client to server). Each carries its description
+// (rpc.Doc) for OpenRPCDocument.
 var (
 	// Initialize sets the route (cwd, provider, model, caps) for sessions
 	// created afterwards; it is the runtime's readiness barrier.
-	Initialize = rpc.NewMethod[InitializeParams, InitializeResult]("initialize")
+	Initialize = rpc.NewMethod[InitializeParams, InitializeResult]("initialize").Describe(initializeDoc)
 	// SessionPrompt queues a user message on a session, creating the
 	// session on first use, and returns the queued message's id.
-	SessionPrompt = rpc.NewMethod[SessionPromptParams, SessionPromptResult]("session/prompt")
+	SessionPrompt = rpc.NewMethod[SessionPromptParams, SessionPromptResult]("session/prompt").Describe(sessionPromptDoc)
 	// Shutdown stops the runtime. It takes no params: calls omit the params
 	// member, as the Python client and the keyless smoke test do (the
 	// TypeScript client sends {}; the runtime ignores params either way).
-	Shutdown = rpc.NewMethod[rpc.NoParams, ShutdownResult]("shutdown")
+	Shutdown = rpc.NewMethod[rpc.NoParams, ShutdownResult]("shutdown").Describe(shutdownDoc)
 )
 
-// The notifications (server to client).
+// The notifications (server to client), described as the requests are.
 var (
 	// SessionEvent carries one session-log event of any session in the runtime.
-	SessionEvent = rpc.NewNotification[SessionEventParams]("session.event")
+	SessionEvent = rpc.NewNotification[SessionEventParams]("session.event").Describe(sessionEventDoc)
 	// SessionStatus reports an agent entering running or idle.
-	SessionStatus = rpc.NewNotification[SessionStatusParams]("session.status")
+	SessionStatus = rpc.NewNotification[SessionStatusParams]("session.status").Describe(sessionStatusDoc)
 	// SubagentStarted reports a session created with a parent session.
-	SubagentStarted = rpc.NewNotification[SubagentStartedParams]("subagent.started")
+	SubagentStarted = rpc.NewNotification[SubagentStartedParams]("subagent.started").Describe(subagentStartedDoc)
 	// SubagentFinished reports the end of a local subagent run.
-	SubagentFinished = rpc.NewNotification[SubagentFinishedParams]("subagent.finished")
+	SubagentFinished = rpc.NewNotification[SubagentFinishedParams]("subagent.finished").Describe(subagentFinishedDoc)
 )
 
 var errNotObject = errors.New("sdkproto: value is not a JSON object")
