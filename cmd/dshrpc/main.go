@@ -8,6 +8,7 @@
 //	dshrpc serve-demo                the demo runtime on stdin/stdout
 //	dshrpc serve-replay FILE         a recorded conversation served as a runtime on stdin/stdout
 //	dshrpc serve-script FILE         scripted turns (JSON) served as a runtime on stdin/stdout
+//	dshrpc schema                    the protocol's OpenRPC document (JSON Schema of every payload)
 //	dshrpc version                   the binary's version and the commit it was built from
 //
 // Exit status: 0 success; 1 the turn did not complete (run), problems
@@ -53,6 +54,8 @@ Usage:
                                     log, raw frames) on stdin/stdout as a runtime
   dshrpc serve-script FILE          serve scripted turns (JSON, see its -h) on stdin/stdout
                                     as a runtime
+  dshrpc schema                     print the protocol's OpenRPC document: the JSON Schema
+                                    of every method's params and result
   dshrpc version                    print the binary's version, Go version, platform and
                                     the commit it was built from (also --version)
   dshrpc help [COMMAND]             show help
@@ -94,6 +97,7 @@ func commands() []command {
 		{"serve-demo", serveUsage, serveCmd},
 		{"serve-replay", replayUsage, replayCmd},
 		{"serve-script", scriptUsage, scriptCmd},
+		{"schema", schemaUsage, schemaCmd},
 		{"version", versionUsage, versionCmd},
 	}
 }
