@@ -97,6 +97,17 @@
 // JavaScript safe integer), ValidatePromptBlocks (image uploads: canonical
 // base64, accepted media types).
 //
+// # The protocol described
+//
+// OpenRPCDocument returns the protocol's OpenRPC 1.3 document: the three
+// requests and, as methods without a result marked with
+// DirectionExtension, the four notifications, with the JSON Schema of
+// every payload (the wire types' JSONSchema methods), the errors the
+// runtime answers with and examples recorded from the real runtime.
+// openrpc.NewValidator checks params and results against it; dshrpc
+// schema prints it. docs/sdkproto.md lists what it states and the rules of
+// the contract that no schema can state.
+//
 // # Implement a runtime
 //
 // A Runtime has one method per request. NewServer wraps it with what every
