@@ -170,22 +170,24 @@ func (c *Conn) collect(b *inBatch, id []byte, f *frame) {
 		c.batchHeld.Add(-int64(n))
 		return false
 	}
+	// The array is opened with the first answer that fits, so that a
+	// batch none of whose answers fit has no array: nothing is written.
+	open := 0
 	if b.out == nil {
-		if !room(1) {
-			b.omitted++
-			return
-		}
-		b.out = c.newFrame()
-		b.out.raw("[")
+		open = 1 // '['
 	}
 	body := f.body()
-	if !room(len(body) + 1) {
+	if !room(open + len(body) + 1) {
 		putFrame(f)
 		f = c.errorFrame(id, "", errBatchTooLarge)
-		if body = f.body(); !room(len(body) + 1) {
+		if body = f.body(); !room(open + len(body) + 1) {
 			b.omitted++
 			return
 		}
+	}
+	if b.out == nil {
+		b.out = c.newFrame()
+		b.out.raw("[")
 	}
 	b.out.b = append(append(b.out.b, body...), ',')
 }

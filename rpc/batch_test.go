@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
@@ -156,6 +158,39 @@ func TestBatchResponsesAreBounded(t *testing.T) {
 	// 137, each with its comma: the fourth is left out.
 	if results != 2 || tooLarge != 1 {
 		t.Errorf("%d results and %d too large, want 2 and 1", results, tooLarge)
+	}
+}
+
+// A batch none of whose answers fit the bound, not even as the short
+// error that replaces one, is not answered: no array is written (it was
+// "]" alone), and the omission is logged.
+func TestBatchWithNoAnswerThatFitsWritesNothing(t *testing.T) {
+	started := make(chan struct{}, 2)
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, string]("long"), func(context.Context, rpc.NoParams) (string, error) {
+		started <- struct{}{}
+		return strings.Repeat("x", 200), nil
+	})
+	logged, out := &rpctest.LockedBuffer{}, &rpctest.LockedBuffer{}
+	in, send := io.Pipe()
+	defer send.Close()
+	c := rpc.NewConn(in, out, &rpc.Options{Handler: reg, Batches: true, MaxFrameSize: 100, Logger: slog.New(slog.NewTextHandler(logged, nil))})
+	c.Start()
+	go send.Write([]byte(`[{"jsonrpc":"2.0","id":1,"method":"long"},{"jsonrpc":"2.0","id":2,"method":"long"}]` + "\n"))
+	linetest.Within(t, started, "the batch's first request to start")
+	linetest.Within(t, started, "the batch's second request to start")
+	// Shutdown waits for the batch's array to be queued, and for the
+	// queue to be written.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out.Writes() != 0 {
+		t.Fatalf("the batch was answered with %q, want nothing", out.String())
+	}
+	if !strings.Contains(logged.String(), "omitted=2") {
+		t.Errorf("the omission is not logged: %q", logged.String())
 	}
 }
 
