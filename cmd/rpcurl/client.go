@@ -36,7 +36,7 @@ type client struct {
 	raw   rawStream   // the stream under the Conn (nil for http)
 	child *child      // a '-- CMD' target
 	nc    net.Conn    // a tcp or unix target
-	http  *httpStream // an http target's
+	http  *httpTarget // an http target's
 
 	// answered is set once the server answered a request of ours.
 	answered bool
@@ -79,7 +79,11 @@ func connect(ctx context.Context, e *env, o *options) (*client, error) {
 		c.nc, c.raw = nc, nc
 		c.verbosef("connected to %s", o.target)
 	case "http":
-		c.conn, c.http = dialHTTP(o.target.address, o.target.header, c.connOptions(rpc.NewlineFraming))
+		conn, t, err := dialHTTP(o.target.address, o.target.header, c.connOptions(rpc.NewlineFraming))
+		if err != nil {
+			return nil, &startError{err}
+		}
+		c.conn, c.http = conn, t
 		c.verbosef("one HTTP POST per message to %s", o.target)
 		return c, nil
 	}
@@ -171,6 +175,11 @@ func (c *client) request(ctx context.Context, method string, params json.RawMess
 		c.answered = true
 		return res, nil
 	case errors.As(err, &re):
+		if c.http != nil {
+			if failed := c.http.failure(re); failed != nil {
+				return nil, &waitError{awaited: "the answer to " + method, err: failed}
+			}
+		}
 		c.answered = true
 		return nil, re
 	}
@@ -272,14 +281,27 @@ func (c *client) onDrop(d rpc.Drop) {
 			}
 			return
 		}
-		c.verbosef("ignored a response to none of our requests: %s", excerpt(d.Line))
-		return
 	}
-	if d.Line == nil {
+	switch {
+	case d.Line == nil:
 		c.verbosef("ignored a message of the server's (%s, %d bytes)", d.Reason, d.Size)
-		return
+	case nullIDError(d.Line):
+		// A newline server's answer to the probe's header line, likely.
+		c.verbosef("ignored an error with a null id (the server could not read a line of ours): %s", excerpt(d.Line))
+	case d.Reason == rpc.DropUnmatchedResponse:
+		c.verbosef("ignored a response to none of our requests: %s", excerpt(d.Line))
+	default:
+		c.verbosef("ignored a message of the server's (%s): %s", d.Reason, excerpt(d.Line))
 	}
-	c.verbosef("ignored a message of the server's (%s): %s", d.Reason, excerpt(d.Line))
+}
+
+// nullIDError reports whether line is an error response with a null id.
+func nullIDError(line []byte) bool {
+	var r struct {
+		ID    json.RawMessage `json:"id"`
+		Error json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(line, &r) == nil && string(r.ID) == "null" && r.Error != nil
 }
 
 // showParams returns " " and params compacted, or "" without params.
@@ -317,12 +339,8 @@ func (c *client) close(graceful bool) {
 			c.conn.Close()
 		}
 	}
-	switch {
-	case c.http != nil:
-		c.http.end() // ends the reading of the http Conn
-		c.conn.Wait()
-	case c.conn != nil:
-		c.conn.Wait() // Close interrupted its reading through the deadline
+	if c.conn != nil {
+		c.conn.Wait() // Close interrupted its reading (a deadline, or DialHTTP's own end)
 	}
 	switch {
 	case c.child != nil:
@@ -331,6 +349,8 @@ func (c *client) close(graceful bool) {
 		}
 	case c.nc != nil:
 		c.nc.Close()
+	case c.http != nil:
+		c.http.end()
 	}
 }
 

@@ -1,179 +1,125 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
-// dialHTTP returns a started Conn whose messages go to url, one HTTP POST
-// each, and its stream, whose end ends the exchange once the Conn is
-// closed (after it, the Conn's Wait returns).
-//
-// It is rpcurl's own adapter until rpc/transport has an HTTP client
-// (transport.DialHTTP), which it is to be replaced with: a message is
-// POSTed as the body, with Content-Type application/json and the headers
-// of -H; a 2xx answer with an empty body (a notification's) brings
-// nothing back; any answer whose body is JSON (also with a 4xx or 5xx
-// status, as servers answer errors) is read by the Conn as one message;
-// any other ends the connection with an error that shows the status and
-// the start of the body.
-func dialHTTP(url string, header http.Header, opts *rpc.Options) (*rpc.Conn, *httpStream) {
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	h := &httpStream{url: url, header: header, ctx: ctx, pw: pw, client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
-	o := *opts
-	o.Framing = rpc.NewlineFraming
-	h.cancel, h.pr = cancel, pr
-	conn := rpc.NewConn(pr, h, &o)
-	conn.Start()
-	return conn, h
+// httpTarget is the exchange with an http or https target: a Conn of
+// transport.DialHTTP's, whose messages are each POSTed, through a client
+// of rpcurl's own that watches the POSTs.
+type httpTarget struct {
+	url    string
+	client *http.Client
+	posts  *postWatch
 }
 
-// flush waits until the POSTs of what the Conn has written are done, or
-// ctx ends, and returns the error of the first that failed: a
-// notification's POST has no other way to report it.
-func (h *httpStream) flush(ctx context.Context) error {
-	h.mu.Lock()
-	last := h.last
-	h.mu.Unlock()
-	if last != nil {
+// dialHTTP returns a started Conn whose messages are POSTed to url, with
+// the headers of -H (a Host header sets the request's host).
+func dialHTTP(url string, header http.Header, opts *rpc.Options) (*rpc.Conn, *httpTarget, error) {
+	w := &postWatch{base: http.DefaultTransport.(*http.Transport).Clone(), host: header.Get("Host"), changed: make(chan struct{})}
+	header = header.Clone()
+	header.Del("Host")
+	t := &httpTarget{url: url, client: &http.Client{Transport: w}, posts: w}
+	conn, err := transport.DialHTTP(url, &transport.HTTPClientOptions{Options: opts, Client: t.client, Header: header})
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, t, nil
+}
+
+// failure turns the error with which DialHTTP's Conn ends a call whose
+// POST brought no answer (transport.CodeHTTPError: the POST failed, or
+// its response held no answer) into the transport failure it is, and
+// returns nil for any other error.
+func (t *httpTarget) failure(err *rpc.Error) error {
+	if err.Code != transport.CodeHTTPError || err.CodeMissing {
+		return nil
+	}
+	return fmt.Errorf("POST %s: %s", t.url, strings.TrimPrefix(err.Message, "http: "))
+}
+
+// delivered waits for the POST of a notification, the next POST after
+// the first done ones, to be answered, and returns its failure: a
+// notification's POST has nobody to report it, and Close cancels the
+// POSTs in flight.
+func (t *httpTarget) delivered(ctx context.Context, done int, conn *rpc.Conn) error {
+	for {
+		t.posts.mu.Lock()
+		var outcome *postOutcome
+		if len(t.posts.outcomes) > done && t.posts.outcomes[done].over {
+			outcome = &t.posts.outcomes[done]
+		}
+		changed := t.posts.changed
+		t.posts.mu.Unlock()
+		if outcome != nil {
+			return outcome.err
+		}
 		select {
-		case <-last:
+		case <-changed:
+		case <-conn.Done():
+			return conn.Err()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
 }
 
-// end ends the exchange once the Conn is closed: the POSTs in flight are
-// cancelled, the Conn's reading ends (its Wait can return), and the idle
-// connections are closed.
-func (h *httpStream) end() {
-	h.cancel()
-	h.pr.Close()
-	h.pw.Close()
-	h.wg.Wait()
-	h.client.CloseIdleConnections()
+// started returns how many POSTs have started.
+func (t *httpTarget) started() int {
+	t.posts.mu.Lock()
+	defer t.posts.mu.Unlock()
+	return len(t.posts.outcomes)
 }
 
-// httpStream is the Conn's writer: each frame it writes (a line) is
-// POSTed, and each answer's body written to the Conn's reader as a line.
-type httpStream struct {
-	url    string
-	header http.Header
-	ctx    context.Context
-	client *http.Client
-	pw     *io.PipeWriter
-	cancel context.CancelFunc
-	pr     *io.PipeReader
-	wg     sync.WaitGroup // the posts in flight
-	failed atomic.Bool    // a post failed: the connection is over
+// end closes the idle connections, once the Conn has ended.
+func (t *httpTarget) end() { t.client.CloseIdleConnections() }
 
-	mu   sync.Mutex
-	last chan struct{} // closed once the last Write's posts are done
-	err  error         // the first post that failed
+// postWatch is the RoundTripper of the POSTs: it notes how each ended,
+// in the order they started.
+type postWatch struct {
+	base *http.Transport
+	host string
+
+	mu       sync.Mutex
+	outcomes []postOutcome
+	changed  chan struct{} // closed and replaced at every change of outcomes
 }
 
-// Write posts each line of p, in order, on a goroutine of its own, so
-// that the Conn's writer does not wait for the server's answers (nor a
-// caller that writes its own frame for the answer it is to read).
-func (h *httpStream) Write(p []byte) (int, error) {
-	var frames [][]byte
-	for rest := p; len(rest) > 0; {
-		line, after, _ := bytes.Cut(rest, []byte{'\n'})
-		if len(bytes.TrimSpace(line)) > 0 {
-			frames = append(frames, bytes.Clone(line))
-		}
-		rest = after
-	}
-	// The Conn writes from one goroutine at a time: each Write's posts
-	// follow the previous Write's.
-	h.mu.Lock()
-	prev, done := h.last, make(chan struct{})
-	h.last = done
-	h.mu.Unlock()
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		defer close(done)
-		if prev != nil {
-			<-prev
-		}
-		for _, f := range frames {
-			if h.failed.Load() {
-				return
-			}
-			if err := h.post(f); err != nil {
-				h.mu.Lock()
-				if h.err == nil {
-					h.err = err
-				}
-				h.mu.Unlock()
-				h.failed.Store(true)
-				h.pw.CloseWithError(err)
-				return
-			}
-		}
-	}()
-	return len(p), nil
+type postOutcome struct {
+	over bool
+	err  error // a failed POST, a status that is not 2xx
 }
 
-// post sends one message and hands the answer to the Conn.
-func (h *httpStream) post(body []byte) error {
-	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, h.url, bytes.NewReader(body))
-	if err != nil {
-		return err
+func (w *postWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if w.host != "" {
+		req = req.Clone(req.Context())
+		req.Host = w.host
 	}
-	for name, values := range h.header {
-		if name == "Host" && len(values) > 0 {
-			req.Host = values[0]
-			continue
-		}
-		req.Header[name] = values
+	w.mu.Lock()
+	i := len(w.outcomes)
+	w.outcomes = append(w.outcomes, postOutcome{})
+	w.mu.Unlock()
+	resp, err := w.base.RoundTrip(req)
+	var failed error
+	switch {
+	case err != nil:
+		failed = fmt.Errorf("POST %s: %w", req.URL, unwrapOp(err))
+	case resp.StatusCode/100 != 2:
+		failed = fmt.Errorf("POST %s: %s", req.URL, resp.Status)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, rpc.DefaultMaxFrameSize+1))
-	if err != nil {
-		return fmt.Errorf("POST %s: reading the answer: %w", h.url, err)
-	}
-	answer = bytes.TrimSpace(answer)
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if len(answer) == 0 && ok {
-		return nil
-	}
-	var line bytes.Buffer
-	if json.Compact(&line, answer) != nil {
-		excerpt := string(answer)
-		if len(excerpt) > 200 {
-			excerpt = excerpt[:200] + "..."
-		}
-		excerpt = strings.TrimSpace(excerpt)
-		if excerpt == "" {
-			return fmt.Errorf("POST %s: HTTP %s", h.url, resp.Status)
-		}
-		return fmt.Errorf("POST %s: HTTP %s, not JSON: %q", h.url, resp.Status, excerpt)
-	}
-	line.WriteByte('\n')
-	_, err = h.pw.Write(line.Bytes())
-	return err
+	w.mu.Lock()
+	w.outcomes[i] = postOutcome{over: true, err: failed}
+	close(w.changed)
+	w.changed = make(chan struct{})
+	w.mu.Unlock()
+	return resp, err
 }
+
+func (w *postWatch) CloseIdleConnections() { w.base.CloseIdleConnections() }

@@ -1,46 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/openrpc"
 	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
-// httpServer serves reg over HTTP, one message per POST, for the http
-// target: the answers of a Conn that reads the body as its whole input.
-// It refuses a POST without the header "Authorization: Bearer t" with a
-// 401 that is not JSON. (It stands for rpc/transport's HTTP handler until
-// that one lands.)
+// httpServer serves reg over HTTP with transport's HTTPHandler, behind a
+// check that refuses a POST without the header "Authorization: Bearer t"
+// with a 401 that is not JSON.
 func httpServer(t *testing.T, reg *rpc.Registry) *httptest.Server {
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := transport.NewHTTPHandler(&rpc.Options{Handler: reg})
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t" {
 			http.Error(w, "no token", http.StatusUnauthorized)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var out bytes.Buffer
-		conn := rpc.NewConn(bytes.NewReader(append(body, '\n')), &out, &rpc.Options{Handler: reg})
-		conn.Start()
-		conn.Wait()
-		if out.Len() == 0 {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(out.Bytes())
+		h.ServeHTTP(w, r)
 	}))
-	return s
 }
 
 // TestHTTP drives a server over HTTP: list and describe from rpc.discover,
@@ -74,4 +59,26 @@ func TestHTTP(t *testing.T) {
 	}
 	s.Close()
 	noGoroutinesLeft(t, before, "TestHTTP's server")
+}
+
+// TestAnswerInvalidServer: a newline server that answers the framing
+// probe's header line with an error (Options.AnswerInvalid) is detected
+// all the same, and the error, whose id is null, is ignored.
+func TestAnswerInvalidServer(t *testing.T) {
+	before := goroutineIDs()
+	reg := linetest.EchoRegistry()
+	sock := filepath.Join(t.TempDir(), "echo.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &transport.Server{Options: &rpc.Options{Handler: reg, AnswerInvalid: true}}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	runGolden(t, []goldenCase{
+		{name: "answer-invalid", args: w("-v", "--no-validate", "unix:"+sock, "call", "echo", `{"text":"hi"}`, "--compact")},
+	}, "unix:"+sock, "unix:$SOCKET")
+	srv.Close()
+	linetest.Within(t, served, "the server to stop serving")
+	noGoroutinesLeft(t, before, "TestAnswerInvalidServer's server")
 }

@@ -119,17 +119,21 @@ func (o *options) exchange(ctx context.Context, e *env, c **client) error {
 				}
 			}
 		}
+		posted := 0
+		if cl.http != nil {
+			posted = cl.http.started()
+		}
 		if err := cl.notify(ctx, o.method, o.params); err != nil {
 			return err
+		}
+		if cl.http != nil { // written is not sent: wait for its POST's answer
+			if err := cl.http.delivered(ctx, posted, cl.conn); err != nil {
+				return &waitError{awaited: "the POST of " + o.method, err: err}
+			}
 		}
 		// The notification is written once the Conn is shut down.
 		if err := cl.conn.Shutdown(ctx); err != nil {
 			return &waitError{awaited: "the writing of " + o.method, err: err}
-		}
-		if cl.http != nil { // written is not sent: its POST may be in flight
-			if err := cl.http.flush(ctx); err != nil {
-				return &waitError{awaited: "the POST of " + o.method, err: err}
-			}
 		}
 		if err := cl.conn.Err(); err != nil && !errors.Is(err, rpc.ErrClosed) && !errors.Is(err, rpc.ErrInputEnded) {
 			return &waitError{awaited: "the writing of " + o.method, err: err}
