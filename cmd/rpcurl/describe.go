@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/linerpc/linerpc/openrpc"
 )
@@ -347,9 +348,37 @@ func table(rows [][]string, prefix string) string {
 	return b.String()
 }
 
-// indent prefixes each line of s.
+// textWidth is the width descriptions are wrapped to, indent included.
+const textWidth = 80
+
+// indent prefixes each line of s, and wraps the lines of prose longer
+// than textWidth at spaces: not those in a ``` fence, nor those that
+// start with white space (code, continued list items), nor table rows.
 func indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n"+prefix)
+	var out []string
+	fenced := false
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+		}
+		if fenced || width(prefix+line) <= textWidth || strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "|") {
+			out = append(out, prefix+line)
+			continue
+		}
+		cur := prefix
+		for _, word := range strings.Fields(line) {
+			if cur != prefix && width(cur)+1+width(word) > textWidth {
+				out = append(out, cur)
+				cur = prefix
+			}
+			if cur != prefix {
+				cur += " "
+			}
+			cur += word
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
 }
 
 // firstLine returns the first line of s.
@@ -357,3 +386,6 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
 }
+
+// width is the number of characters of s.
+func width(s string) int { return utf8.RuneCountInString(s) }

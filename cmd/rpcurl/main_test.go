@@ -25,7 +25,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata wi
 
 // bin is the folder of the binaries TestMain builds: the servers the
 // tests reach (examples/calc, examples/lsp, dshrpc for its demo runtime)
-// and rpcurl itself, for the tests that signal a real process.
+// and rpcurl itself, for the tests that signal a real process; and of
+// dsh.openrpc.json, the DSH document that 'dshrpc schema' prints.
 var bin string
 
 func TestMain(m *testing.M) {
@@ -41,6 +42,18 @@ func TestMain(m *testing.M) {
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the test servers:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	// The DSH document, as 'dshrpc schema' prints it, for --doc.
+	schema := exec.Command(filepath.Join(dir, "dshrpc"), "schema")
+	schema.Stderr = os.Stderr
+	doc, err := schema.Output()
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "dsh.openrpc.json"), doc, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dshrpc schema:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
