@@ -353,3 +353,50 @@ func TestOpenRPCDocumentErrorCodes(t *testing.T) {
 		t.Fatal("no error response of a method of the document in the transcripts")
 	}
 }
+
+// TestWireTypesInAnotherDocument: the wire types describe themselves in
+// the document of another API too, once it carries the components of
+// OpenRPCDocument, as their JSONSchema methods say.
+func TestWireTypesInAnotherDocument(t *testing.T) {
+	type forward struct {
+		Blocks []sdkproto.ContentBlock `json:"blocks"`
+		Event  sdkproto.Event          `json:"event"`
+	}
+	doc, err := openrpc.Describe(openrpc.Info{Title: "relay", Version: "1"},
+		rpc.NewMethod[forward, sdkproto.Message]("relay/forward").Info(),
+		rpc.NewMethod[sdkproto.InitializeParams, sdkproto.InitializeResult]("relay/initialize").Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Components == nil {
+		doc.Components = &openrpc.Components{Schemas: map[string]*openrpc.Schema{}}
+	}
+	for name, s := range sdkproto.OpenRPCDocument().Components.Schemas {
+		doc.Components.Schemas[name] = s
+	}
+	v, err := openrpc.NewValidator(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, params string
+		ok             bool
+	}{
+		{"relay/forward", `{"blocks":[{"type":"text","text":"hi"}],"event":{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}}`, true},
+		{"relay/forward", `{"blocks":[{"type":"text","text":5}],"event":{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}}`, false},
+		{"relay/forward", `{"blocks":[],"event":{"type":"turn/end","seq":0,"time":1,"data":{"turn":1}}}`, false},
+		{"relay/initialize", `{"cwd":"/w","provider":"p","model":"m","maxTokens":4096}`, true},
+		{"relay/initialize", `{"cwd":"/w","provider":"p","model":"m","maxTokens":0}`, false},
+	} {
+		if err := v.ValidateParams(c.method, json.RawMessage(c.params)); (err == nil) != c.ok {
+			t.Errorf("%s %s: %v, want accepted %v", c.method, c.params, err, c.ok)
+		}
+	}
+	msg := `{"id":"m","role":"assistant","content":[{"type":"text","text":"x"}],"source":{"kind":"model","provider":"p","model":"m"}}`
+	if err := v.ValidateResult("relay/forward", json.RawMessage(msg)); err != nil {
+		t.Errorf("result %s: %v", msg, err)
+	}
+	if err := v.ValidateResult("relay/forward", json.RawMessage(`{"id":"m"}`)); err == nil {
+		t.Error("a message without role, content and source is accepted")
+	}
+}
