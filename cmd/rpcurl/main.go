@@ -52,15 +52,23 @@ const (
 const usageText = `rpcurl talks to JSON-RPC 2.0 servers from the command line.
 
 Usage:
-  rpcurl [flags] TARGET list                      list the methods, one per line
-  rpcurl [flags] TARGET describe [METHOD]         describe METHOD: summary, params,
-                                                  params and result schemas (without
-                                                  METHOD: the API and its methods)
-  rpcurl [flags] TARGET call METHOD [PARAMS|-]    call METHOD, print its result as JSON
-  rpcurl [flags] TARGET notify METHOD [PARAMS|-]  send the notification METHOD
-  rpcurl [flags] VERB ARGS... -- CMD [ARGS...]    any of the above with CMD, started as
-                                                  a child, as the server on its stdio
-  rpcurl help                                     show this help
+  rpcurl [flags] TARGET list                       list the methods
+  rpcurl [flags] TARGET describe [METHOD]          describe METHOD, or the API
+  rpcurl [flags] TARGET call METHOD [PARAMS|-]     call METHOD, print its result
+  rpcurl [flags] TARGET notify METHOD [PARAMS|-]   send the notification METHOD
+  rpcurl [flags] VERB ARGS... -- CMD [ARGS...]     the same, CMD as the server
+  rpcurl help                                      show this help
+
+Verbs:
+  list       one method name per line; a notification's is followed by
+             " (notification)"
+  describe   METHOD's summary and description, its params (name, type,
+             required), the schema its params are checked against, its
+             result's schema, its errors and examples, and the schemas they
+             refer to; without METHOD, the API's title, version and methods
+  call       print the result as JSON on stdout (indented, or --compact)
+  notify     send; done once it is written (over HTTP, once its POST is
+             answered)
 
 TARGET:
   tcp:HOST:PORT       a TCP connection
@@ -80,9 +88,9 @@ Flags:
   --framing F         auto, newline or content-length (default auto; see below)
   --doc FILE          the OpenRPC document to list, describe and check params
                       with, instead of the server's rpc.discover (such as what
-                      'rpcurl TARGET list --json' printed)
-  --no-validate       call or notify without checking PARAMS against the document
-                      (and without asking for one)
+                      'rpcurl TARGET list --json' or 'dshrpc schema' printed)
+  --no-validate       call or notify without checking PARAMS against the
+                      document (and without asking for one)
   --json              list: print the whole document; describe: print the
                       method object (or the document), as JSON
   --compact           call: print the result on one line
@@ -94,8 +102,9 @@ Flags:
                       the server's notifications and requests, a child's stderr
 
 The document:
-  list and describe show the document of rpc.discover (or --doc). Before a
-  call or a notification, rpcurl asks for it too and checks PARAMS against
+  list and describe show the document of rpc.discover, or of --doc, which
+  they read alone (the server is not reached). Before a call or a
+  notification, rpcurl asks for the document too and checks PARAMS against
   the method's params schema: params it refuses are not sent, and the path
   that failed is printed (exit status 2). A server without rpc.discover (any
   error answers it) is called by name, unchecked; -v says so.
@@ -129,6 +138,7 @@ Examples:
   rpcurl list -- ./calc serve
   rpcurl call calc/add '{"a":1,"b":2}' -- ./calc serve
   echo '{"a":1,"b":2}' | rpcurl tcp:127.0.0.1:7000 call calc/add -
+  dshrpc schema > dsh.json
   rpcurl --doc dsh.json describe initialize -- dshrpc serve-demo
 `
 
