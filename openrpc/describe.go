@@ -169,8 +169,11 @@ func (d *deriver) members(s *Schema) (props map[string]*Schema, required map[str
 		}
 		s = next
 	}
-	if len(s.Type) != 1 || s.Type[0] != "object" || len(s.Properties) == 0 || s.AdditionalProperties != nil ||
-		len(s.OneOf)+len(s.AnyOf)+len(s.AllOf) > 0 {
+	// Only an object of members and which are required splits into
+	// params: anything more said of the whole (additionalProperties,
+	// minProperties, a combinator, an unknown keyword) would be lost.
+	bare := Schema{Type: s.Type, Properties: s.Properties, Required: s.Required, Title: s.Title, Description: s.Description}
+	if len(s.Type) != 1 || s.Type[0] != "object" || len(s.Properties) == 0 || !reflect.DeepEqual(*s, bare) {
 		return nil, nil, false
 	}
 	required = map[string]bool{}

@@ -1,6 +1,11 @@
 package openrpc
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // Version is the OpenRPC version of the documents Describe writes.
 const Version = "1.3.2"
@@ -173,22 +178,44 @@ type Components struct {
 	Schemas map[string]*Schema `json:"schemas,omitempty"`
 }
 
-// withExtensions encodes v, an object, with the members of ext added.
+// withExtensions encodes v, an object, with the members of ext after its
+// own, in key order; a member v has already is not written twice.
 func withExtensions(v any, ext map[string]json.RawMessage) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil || len(ext) == 0 {
 		return b, err
 	}
-	all := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &all); err != nil {
+	var own map[string]json.RawMessage
+	if err := json.Unmarshal(b, &own); err != nil {
 		return nil, err
 	}
-	for k, x := range ext {
-		if _, taken := all[k]; !taken {
-			all[k] = x
+	b = b[:len(b)-1] // the closing brace
+	for _, k := range slices.Sorted(maps.Keys(ext)) {
+		if _, taken := own[k]; taken {
+			continue
 		}
+		key, err := marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, key...), ':'), ext[k]...)
 	}
-	return json.Marshal(all)
+	return append(b, '}'), nil
+}
+
+// marshal encodes v as encoding/json does, but for '<', '>' and '&',
+// which it writes as they are, as JSON.stringify and the rpc package do.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // extensionsOf returns the x- members of the JSON object b, or nil.

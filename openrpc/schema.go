@@ -94,25 +94,12 @@ func (s *Schema) IsFalse() bool { return s != nil && s.never }
 type schemaFields Schema
 
 // MarshalJSON writes s as a JSON Schema object (false for False()), its
-// Extra keywords beside the named ones, all in key order.
+// Extra keywords after the named ones, in key order.
 func (s *Schema) MarshalJSON() ([]byte, error) {
 	if s.never {
 		return []byte("false"), nil
 	}
-	named, err := json.Marshal((*schemaFields)(s))
-	if err != nil || len(s.Extra) == 0 {
-		return named, err
-	}
-	all := map[string]json.RawMessage{}
-	if err := json.Unmarshal(named, &all); err != nil {
-		return nil, err
-	}
-	for k, v := range s.Extra {
-		if _, taken := all[k]; !taken {
-			all[k] = v
-		}
-	}
-	return json.Marshal(all)
+	return withExtensions((*schemaFields)(s), s.Extra)
 }
 
 // UnmarshalJSON reads a JSON Schema: an object, or the booleans true (the
