@@ -65,16 +65,35 @@ func httpRegistry(heard chan<- string) *rpc.Registry {
 	return reg
 }
 
+// bounded runs f on a goroutine of its own and returns what it returns,
+// or fails t, saying what it waited for, when f has not returned within
+// linetest.WaitBound. f must not end its goroutine (t.Fatal).
+func bounded[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	return linetest.Within(t, ch, what)
+}
+
+// serve serves r with h, in process, within the wait bound.
+func serve(t *testing.T, h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
+	return bounded(t, "ServeHTTP to return", func() *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	})
+}
+
 // postTo serves one POST of body with the Content-Type given to h, in
 // process.
-func postTo(h http.Handler, contentType, body string) *httptest.ResponseRecorder {
+func postTo(t *testing.T, h http.Handler, contentType, body string) *httptest.ResponseRecorder {
+	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(body))
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return serve(t, h, r)
 }
 
 // expectAnswer fails t unless w is a 200 whose JSON body is want (the
@@ -180,20 +199,20 @@ const jsonType = "application/json"
 func TestHTTPHandlerRequest(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(nil)})
-	expectAnswer(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`),
+	expectAnswer(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"echo":"hi"}}`)
-	expectAnswer(t, postTo(h, jsonType+"; charset=UTF-8", `{"jsonrpc":"2.0","id":"s","method":"echo","params":{"text":"coded"}}`),
+	expectAnswer(t, postTo(t, h, jsonType+"; charset=UTF-8", `{"jsonrpc":"2.0","id":"s","method":"echo","params":{"text":"coded"}}`),
 		`{"jsonrpc":"2.0","id":"s","error":{"code":42,"message":"coded","data":{"k":"v"}}}`)
-	expectAnswer(t, postTo(h, "Application/JSON", `{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"fail"}}`),
+	expectAnswer(t, postTo(t, h, "Application/JSON", `{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"fail"}}`),
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"it failed"}}`)
-	w := postTo(h, jsonType, `{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"panic"}}`)
+	w := postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":3,"method":"echo","params":{"text":"panic"}}`)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"code":-32603`) {
 		t.Errorf("a panic: %d %s", w.Code, w.Body)
 	}
-	expectAnswer(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":4,"method":"nosuch"}`),
+	expectAnswer(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":4,"method":"nosuch"}`),
 		`{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"method not found: nosuch"}}`)
 	// A request whose id is null is served, as JSON-RPC 2.0 has it.
-	expectAnswer(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":null,"method":"echo","params":{"text":"n"}}`),
+	expectAnswer(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":null,"method":"echo","params":{"text":"n"}}`),
 		`{"jsonrpc":"2.0","id":null,"result":{"echo":"n"}}`)
 }
 
@@ -201,9 +220,9 @@ func TestHTTPHandlerRequest(t *testing.T) {
 // JSON is.
 func TestHTTPHandlerPrettyBody(t *testing.T) {
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(nil)})
-	expectAnswer(t, postTo(h, jsonType, "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\r\n  \"method\": \"echo\",\n  \"params\": {\"text\": \"a\\nb\"}\n}\n\n"),
+	expectAnswer(t, postTo(t, h, jsonType, "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\r\n  \"method\": \"echo\",\n  \"params\": {\"text\": \"a\\nb\"}\n}\n\n"),
 		`{"jsonrpc":"2.0","id":1,"result":{"echo":"a\nb"}}`)
-	expectArray(t, postTo(h, jsonType, "[\n {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":{\"text\":\"x\"}},\n {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":{\"text\":\"y\"}}\n]"),
+	expectArray(t, postTo(t, h, jsonType, "[\n {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":{\"text\":\"x\"}},\n {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":{\"text\":\"y\"}}\n]"),
 		`{"jsonrpc":"2.0","id":1,"result":{"echo":"x"}}`, `{"jsonrpc":"2.0","id":2,"result":{"echo":"y"}}`)
 }
 
@@ -213,7 +232,7 @@ func TestHTTPHandlerPrettyBody(t *testing.T) {
 func TestHTTPHandlerBatch(t *testing.T) {
 	heard := make(chan string, 1)
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(heard)})
-	w := postTo(h, jsonType, `[
+	w := postTo(t, h, jsonType, `[
 		{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"one"}},
 		{"jsonrpc":"2.0","method":"note","params":{"text":"heard"}},
 		1,
@@ -237,7 +256,7 @@ func TestHTTPHandlerBatch(t *testing.T) {
 func TestHTTPHandlerNothingToAnswer(t *testing.T) {
 	heard := make(chan string, 2)
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(heard)})
-	expectNoContent(t, postTo(h, jsonType, `{"jsonrpc":"2.0","method":"note","params":{"text":"a"}}`))
+	expectNoContent(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","method":"note","params":{"text":"a"}}`))
 	select { // ServeHTTP returns once the handler has returned
 	case got := <-heard:
 		if got != "a" {
@@ -246,13 +265,13 @@ func TestHTTPHandlerNothingToAnswer(t *testing.T) {
 	default:
 		t.Error("204 came before the notification was handled")
 	}
-	expectNoContent(t, postTo(h, jsonType, `[{"jsonrpc":"2.0","method":"note","params":{"text":"b"}},{"jsonrpc":"2.0","method":"note","params":{"text":"c"}}]`))
+	expectNoContent(t, postTo(t, h, jsonType, `[{"jsonrpc":"2.0","method":"note","params":{"text":"b"}},{"jsonrpc":"2.0","method":"note","params":{"text":"c"}}]`))
 	if len(heard) != 2 {
 		t.Errorf("%d notifications of the batch handled, want 2", len(heard))
 	}
-	expectNoContent(t, postTo(h, jsonType, `{"jsonrpc":"2.0","method":"nosuch"}`))
-	expectNoContent(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":1,"result":"a response"}`))
-	expectNoContent(t, postTo(h, jsonType, `[{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}]`))
+	expectNoContent(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","method":"nosuch"}`))
+	expectNoContent(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":1,"result":"a response"}`))
+	expectNoContent(t, postTo(t, h, jsonType, `[{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}]`))
 }
 
 // A body that is not JSON, or is empty, or two values, is answered
@@ -273,7 +292,7 @@ func TestHTTPHandlerParseError(t *testing.T) {
 		"[1\n2]", // an LF, read as a space, does not join values
 	} {
 		t.Run("", func(t *testing.T) {
-			expectError(t, postTo(h, jsonType, body), http.StatusOK, rpc.CodeParseError)
+			expectError(t, postTo(t, h, jsonType, body), http.StatusOK, rpc.CodeParseError)
 		})
 	}
 }
@@ -290,10 +309,10 @@ func TestHTTPHandlerInvalidRequest(t *testing.T) {
 		strings.Repeat("[", rpc.MaxDepth+1) + strings.Repeat("]", rpc.MaxDepth+1),
 	} {
 		t.Run("", func(t *testing.T) {
-			expectError(t, postTo(h, jsonType, body), http.StatusOK, rpc.CodeInvalidRequest)
+			expectError(t, postTo(t, h, jsonType, body), http.StatusOK, rpc.CodeInvalidRequest)
 		})
 	}
-	expectArray(t, postTo(h, jsonType, `[1]`), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not an object"}}`)
+	expectArray(t, postTo(t, h, jsonType, `[1]`), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not an object"}}`)
 }
 
 // countingReader counts the bytes read from it; it never ends.
@@ -314,15 +333,13 @@ func TestHTTPHandlerTooLarge(t *testing.T) {
 	const max = 1 << 10
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(nil), MaxFrameSize: max})
 	body := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + strings.Repeat("x", max) + `"}}`
-	expectError(t, postTo(h, jsonType, body), http.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest)
+	expectError(t, postTo(t, h, jsonType, body), http.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest)
 
 	var endless countingReader
 	r := httptest.NewRequest(http.MethodPost, "/rpc", &endless)
 	r.ContentLength = -1 // chunked: only reading tells
 	r.Header.Set("Content-Type", jsonType)
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	expectError(t, w, http.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest)
+	expectError(t, serve(t, h, r), http.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest)
 	if n := endless.n.Load(); n > 64<<10 {
 		t.Errorf("%d bytes of the body read, for a bound of %d", n, max)
 	}
@@ -330,7 +347,7 @@ func TestHTTPHandlerTooLarge(t *testing.T) {
 	// A body of exactly MaxFrameSize is served.
 	pad := max - len(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}`)
 	exact := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x"}}` + strings.Repeat(" ", pad)
-	expectAnswer(t, postTo(h, jsonType, exact), `{"jsonrpc":"2.0","id":1,"result":{"echo":"x"}}`)
+	expectAnswer(t, postTo(t, h, jsonType, exact), `{"jsonrpc":"2.0","id":1,"result":{"echo":"x"}}`)
 }
 
 // Any method but POST gets 405 with Allow: POST, GET included.
@@ -339,8 +356,7 @@ func TestHTTPHandlerMethodNotAllowed(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodOptions, http.MethodDelete} {
 		r := httptest.NewRequest(method, "/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo"}`))
 		r.Header.Set("Content-Type", jsonType)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serve(t, h, r)
 		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != http.MethodPost {
 			t.Errorf("%s: status %d, Allow %q", method, w.Code, w.Header().Get("Allow"))
 		}
@@ -351,7 +367,7 @@ func TestHTTPHandlerMethodNotAllowed(t *testing.T) {
 func TestHTTPHandlerUnsupportedMediaType(t *testing.T) {
 	h := transport.NewHTTPHandler(nil)
 	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1", "application/jsonx", "application/json; =bad"} {
-		if w := postTo(h, ct, `{"jsonrpc":"2.0","id":1,"method":"echo"}`); w.Code != http.StatusUnsupportedMediaType {
+		if w := postTo(t, h, ct, `{"jsonrpc":"2.0","id":1,"method":"echo"}`); w.Code != http.StatusUnsupportedMediaType {
 			t.Errorf("Content-Type %q: status %d", ct, w.Code)
 		}
 	}
@@ -366,9 +382,7 @@ func TestHTTPHandlerContextValues(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"whois"}`))
 	r.Header.Set("Content-Type", jsonType)
 	r.Header.Set("X-User", "ada")
-	w := httptest.NewRecorder()
-	auth.ServeHTTP(w, r)
-	expectAnswer(t, w, `{"jsonrpc":"2.0","id":1,"result":"ada"}`)
+	expectAnswer(t, serve(t, auth, r), `{"jsonrpc":"2.0","id":1,"result":"ada"}`)
 }
 
 // served wraps h, and tells on the channel it returns each time ServeHTTP
@@ -390,9 +404,17 @@ func newHTTPServer(t *testing.T, h http.Handler) (*httptest.Server, *http.Client
 	client := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(func() {
 		client.CloseIdleConnections()
-		srv.Close()
+		closeServer(t, srv)
 	})
 	return srv, client
+}
+
+// closeServer closes srv, which waits for the requests it serves, within
+// the wait bound: a handler that never returns fails the test rather than
+// hang it.
+func closeServer(t *testing.T, srv *httptest.Server) {
+	t.Helper()
+	bounded(t, "the test server to close", func() struct{} { srv.Close(); return struct{}{} })
 }
 
 // A client that goes away ends the handlers' contexts, and ServeHTTP
@@ -514,14 +536,17 @@ func TestHTTPHandlerReadTimeoutSparesHandlers(t *testing.T) {
 	h := transport.NewHTTPHandler(&rpc.Options{Handler: reg})
 	h.ReadTimeout = readTimeout
 	srv, client := newHTTPServer(t, h)
-	resp, err := client.Post(srv.URL, jsonType, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || string(body) != `{"jsonrpc":"2.0","id":1,"result":{"echo":"slow"}}` {
-		t.Fatalf("%s: %s", resp.Status, body)
+	got := bounded(t, "the answer", func() string {
+		resp, err := client.Post(srv.URL, jsonType, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"slow"}}`))
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + string(body)
+	})
+	if want := `200 OK {"jsonrpc":"2.0","id":1,"result":{"echo":"slow"}}`; got != want {
+		t.Fatalf("%s, want %s", got, want)
 	}
 }
 
@@ -541,7 +566,7 @@ func TestHTTPHandlerCallback(t *testing.T) {
 		},
 	})
 	for how, want := range map[string]error{"call": transport.ErrHTTPCallback, "notify": transport.ErrHTTPCallback, "batch": rpc.ErrInputEnded} {
-		expectAnswer(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"callme","params":"`+how+`"}`),
+		expectAnswer(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"callme","params":"`+how+`"}`),
 			`{"jsonrpc":"2.0","id":1,"result":`+string(mustJSON(t, want.Error()))+`}`)
 	}
 	if n := intercepted.Load(); n != 2 {
@@ -564,7 +589,7 @@ func TestHTTPHandlerCopiesOptions(t *testing.T) {
 	h := transport.NewHTTPHandler(opts)
 	opts.Handler = nil
 	opts.MaxFrameSize = 1
-	expectAnswer(t, postTo(h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}`),
+	expectAnswer(t, postTo(t, h, jsonType, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"echo":"a"}}`)
 	if opts.Batches || opts.AnswerInvalid || opts.InterceptCall != nil {
 		t.Error("NewHTTPHandler changed the Options it was given")
@@ -741,7 +766,7 @@ func TestHTTPHandlerFlood(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"x"}}`, i)))
 		r.Header.Set("Content-Type", jsonType)
 		clear(w.header)
-		small.ServeHTTP(w, r)
+		bounded(t, "ServeHTTP to return", func() struct{} { small.ServeHTTP(w, r); return struct{}{} })
 		if w.code != http.StatusOK {
 			t.Fatalf("POST %d: status %d", i, w.code)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/rpc"
@@ -35,12 +37,18 @@ func dialHTTP(t *testing.T, url string, client *http.Client, opts *transport.HTT
 	}
 	t.Cleanup(func() {
 		c.Close()
-		c.Wait()
+		bounded(t, "the Conn to end", c.Wait)
 	})
 	return c
 }
 
-// expectHTTPError fails t unless err is an *rpc.Error with code and msg.
+// call calls Echo with text on c, within the wait bound.
+func call(t *testing.T, c *rpc.Conn, text string) linetest.CallResult {
+	t.Helper()
+	return linetest.Within(t, linetest.Call(t.Context(), c, text), "the call's outcome")
+}
+
+// expectRPCError fails t unless err is an *rpc.Error with code and msg.
 func expectRPCError(t *testing.T, err error, code rpc.Code, msg string) *rpc.Error {
 	t.Helper()
 	var e *rpc.Error
@@ -61,17 +69,11 @@ func TestDialHTTPCall(t *testing.T) {
 	srv, client := newHTTPServer(t, transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(heard)}))
 	c := dialHTTP(t, srv.URL, client, nil)
 
-	res, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "over http"})
-	if err != nil || res.Echo != "over http" {
-		t.Fatalf("call: %+v, %v", res, err)
+	if res := call(t, c, "over http"); res.Err != nil || res.Result.Echo != "over http" {
+		t.Fatalf("call: %+v", res)
 	}
-	_, err = linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "coded"})
-	if e := expectRPCError(t, err, 42, "coded"); string(e.Data) != `{"k":"v"}` {
+	if e := expectRPCError(t, call(t, c, "coded").Err, 42, "coded"); string(e.Data) != `{"k":"v"}` {
 		t.Errorf("data %s", e.Data)
-	}
-	_, err = whoIs.Call(t.Context(), c, rpc.NoParams{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if err := note.Notify(t.Context(), c, linetest.EchoParams{Text: "noted"}); err != nil {
 		t.Fatal(err)
@@ -80,7 +82,9 @@ func TestDialHTTPCall(t *testing.T) {
 		t.Errorf("heard %q", got)
 	}
 	var untyped linetest.EchoResult
-	if err := c.Call(t.Context(), "echo", map[string]string{"text": "untyped"}, &untyped); err != nil || untyped.Echo != "untyped" {
+	if err := bounded(t, "Conn.Call", func() error {
+		return c.Call(t.Context(), "echo", map[string]string{"text": "untyped"}, &untyped)
+	}); err != nil || untyped.Echo != "untyped" {
 		t.Errorf("Conn.Call: %+v, %v", untyped, err)
 	}
 }
@@ -93,9 +97,12 @@ func TestDialHTTPHeader(t *testing.T) {
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey, r.Header.Get("Authorization"))))
 	}))
 	c := dialHTTP(t, srv.URL, client, &transport.HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer t0ken"}}})
-	who, err := whoIs.Call(t.Context(), c, rpc.NoParams{})
-	if err != nil || who != "Bearer t0ken" {
-		t.Fatalf("whois: %q, %v", who, err)
+	who := bounded(t, "whois", func() string {
+		who, err := whoIs.Call(t.Context(), c, rpc.NoParams{})
+		return fmt.Sprint(who, err)
+	})
+	if who != "Bearer t0ken<nil>" {
+		t.Fatalf("whois: %s", who)
 	}
 }
 
@@ -138,7 +145,7 @@ func TestDialHTTPBatch(t *testing.T) {
 	one := linetest.Echo.InBatch(b, linetest.EchoParams{Text: "one"})
 	two := linetest.Echo.InBatch(b, linetest.EchoParams{Text: "fail"})
 	note.InBatch(b, linetest.EchoParams{Text: "in a batch"})
-	if err := b.Send(t.Context()); err != nil {
+	if err := bounded(t, "Batch.Send", func() error { return b.Send(t.Context()) }); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := one.Result(); err != nil || r.Echo != "one" {
@@ -160,8 +167,7 @@ func TestDialHTTPStatusWithoutBody(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	c := dialHTTP(t, srv.URL, client, nil)
-	_, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "x"})
-	e := expectRPCError(t, err, transport.CodeHTTPError, "http: 503 Service Unavailable")
+	e := expectRPCError(t, call(t, c, "x").Err, transport.CodeHTTPError, "http: 503 Service Unavailable")
 	if string(e.Data) != `{"status":503}` {
 		t.Errorf("data %s", e.Data)
 	}
@@ -191,16 +197,14 @@ func TestDialHTTPNotJSONRPC(t *testing.T) {
 				w.Write([]byte(body))
 			}))
 			c := dialHTTP(t, srv.URL, client, nil)
-			_, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "x"})
-			expectRPCError(t, err, transport.CodeHTTPError, want)
+			expectRPCError(t, call(t, c, "x").Err, transport.CodeHTTPError, want)
 		})
 	}
 	srv, client := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "it broke", http.StatusInternalServerError)
 	}))
 	c := dialHTTP(t, srv.URL, client, nil)
-	_, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "x"})
-	expectRPCError(t, err, transport.CodeHTTPError, "http: 500 Internal Server Error")
+	expectRPCError(t, call(t, c, "x").Err, transport.CodeHTTPError, "http: 500 Internal Server Error")
 }
 
 // An answer nested deeper than MaxDepth is one the Conn would drop: the
@@ -212,8 +216,10 @@ func TestDialHTTPTooDeepAnswer(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%s}`, deep)
 	}))
 	c := dialHTTP(t, srv.URL, client, nil)
-	var res any
-	err := c.Call(t.Context(), "deep", nil, &res)
+	err := bounded(t, "the call", func() error {
+		var res any
+		return c.Call(t.Context(), "deep", nil, &res)
+	})
 	expectRPCError(t, err, transport.CodeHTTPError, "http: 200 OK: the response holds no answer to the call")
 }
 
@@ -244,7 +250,7 @@ func TestDialHTTPAnswersInAnyOrder(t *testing.T) {
 	for range 3 {
 		pending = append(pending, linetest.Echo.InBatch(b, linetest.EchoParams{}))
 	}
-	if err := b.Send(t.Context()); err != nil {
+	if err := bounded(t, "Batch.Send", func() error { return b.Send(t.Context()) }); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -263,8 +269,7 @@ func TestDialHTTPTooLargeForTheServer(t *testing.T) {
 	rpctest.CheckNoLeak(t)
 	srv, client := newHTTPServer(t, transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(nil), MaxFrameSize: 100}))
 	c := dialHTTP(t, srv.URL, client, nil)
-	_, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: strings.Repeat("x", 200)})
-	expectRPCError(t, err, rpc.CodeInvalidRequest, "invalid request: the body is longer than the maximum frame size (100 bytes)")
+	expectRPCError(t, call(t, c, strings.Repeat("x", 200)).Err, rpc.CodeInvalidRequest, "invalid request: the body is longer than the maximum frame size (100 bytes)")
 }
 
 // A response body longer than MaxFrameSize is not read past it: the call
@@ -283,10 +288,13 @@ func TestDialHTTPResponseTooLarge(t *testing.T) {
 	}))
 	c := dialHTTP(t, srv.URL, client, &transport.HTTPClientOptions{Options: &rpc.Options{MaxFrameSize: max}})
 	var res string
-	if err := c.Call(t.Context(), "sized", max, &res); err != nil || len(res) != max-len(`{"jsonrpc":"2.0","id":1,"result":""}`) {
+	sized := func(size int) error {
+		return bounded(t, "the call", func() error { return c.Call(t.Context(), "sized", size, &res) })
+	}
+	if err := sized(max); err != nil || len(res) != max-len(`{"jsonrpc":"2.0","id":1,"result":""}`) {
 		t.Fatalf("an answer of MaxFrameSize: %d bytes, %v", len(res), err)
 	}
-	err := c.Call(t.Context(), "sized", max+1, &res)
+	err := sized(max + 1)
 	expectRPCError(t, err, transport.CodeHTTPError, "http: 200 OK: the body is longer than the maximum frame size (1000 bytes)")
 }
 
@@ -303,8 +311,7 @@ func TestDialHTTPUnreachable(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 	c := dialHTTP(t, "http://"+addr+"/rpc", client, nil)
-	_, err = linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "x"})
-	e := expectRPCError(t, err, transport.CodeHTTPError, "")
+	e := expectRPCError(t, call(t, c, "x").Err, transport.CodeHTTPError, "")
 	if !strings.HasPrefix(e.Message, "http: Post ") || e.Data != nil {
 		t.Errorf("message %q, data %s", e.Message, e.Data)
 	}
@@ -343,12 +350,12 @@ func TestDialHTTPCloseCancelsPosts(t *testing.T) {
 		}
 		linetest.Within(t, returned, "ServeHTTP to return")
 	}
-	for _, call := range calls {
-		if res := linetest.Within(t, call, "the call to end"); !errors.Is(res.Err, rpc.ErrClosed) {
+	for _, blocked := range calls {
+		if res := linetest.Within(t, blocked, "the call to end"); !errors.Is(res.Err, rpc.ErrClosed) {
 			t.Errorf("call: %+v, want ErrClosed", res)
 		}
 	}
-	if err := c.Wait(); !errors.Is(err, rpc.ErrClosed) {
+	if err := bounded(t, "the Conn to end", c.Wait); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("Wait: %v", err)
 	}
 }
@@ -371,17 +378,30 @@ func TestDialHTTPCallContextCancelsPost(t *testing.T) {
 	srv, client := newHTTPServer(t, transport.NewHTTPHandler(&rpc.Options{Handler: b.Reg}))
 	c := dialHTTP(t, srv.URL, client, nil)
 	ctx, cancel := context.WithCancel(t.Context())
-	call := blockCall(ctx, c)
+	blocked := blockCall(ctx, c)
 	linetest.Within(t, b.Started, "the handler to start")
 	cancel()
-	if res := linetest.Within(t, call, "the call to end"); !errors.Is(res.Err, context.Canceled) {
+	if res := linetest.Within(t, blocked, "the call to end"); !errors.Is(res.Err, context.Canceled) {
 		t.Errorf("call: %+v", res)
 	}
 	if cause := linetest.Within(t, b.Ended, "the server's handler to see the POST cancelled"); !errors.Is(cause, rpc.ErrClosed) {
 		t.Errorf("the handler ended with %v", cause)
 	}
-	if res, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: "after"}); err != nil || res.Echo != "after" {
-		t.Errorf("a call after: %+v, %v", res, err)
+	if res := call(t, c, "after"); res.Err != nil || res.Result.Echo != "after" {
+		t.Errorf("a call after: %+v", res)
+	}
+}
+
+// letOneGo lets one handler waiting at gate go, failing t when none takes it
+// within the wait bound.
+func letOneGo(t *testing.T, gate chan<- struct{}) {
+	t.Helper()
+	timer := time.NewTimer(linetest.WaitBound)
+	defer timer.Stop()
+	select {
+	case gate <- struct{}{}:
+	case <-timer.C:
+		t.Fatalf("waited %v for a handler at the gate", linetest.WaitBound)
 	}
 }
 
@@ -416,11 +436,11 @@ func TestDialHTTPMaxInFlight(t *testing.T) {
 	for i := range calls {
 		linetest.Within(t, entered, "a POST to arrive")
 		if i >= bound-1 {
-			gate <- struct{}{} // let one go: another may come in
+			letOneGo(t, gate) // let one go: another may come in
 		}
 	}
 	for range bound - 1 {
-		gate <- struct{}{}
+		letOneGo(t, gate)
 	}
 	for range calls {
 		if err := linetest.Within(t, done, "a call to end"); !errors.Is(err, &rpc.Error{Code: transport.CodeHTTPError}) {
@@ -464,4 +484,65 @@ func BenchmarkDialHTTPCall(b *testing.B) {
 			}
 		})
 	})
+}
+
+// Over HTTP/2 and TLS the same: calls at once on one connection, a body
+// bounded by ReadTimeout's deadline (which HTTP/2 supports too).
+func TestDialHTTPOverHTTP2(t *testing.T) {
+	rpctest.CheckNoLeak(t)
+	h := transport.NewHTTPHandler(&rpc.Options{Handler: httpRegistry(nil)})
+	impatient := transport.NewHTTPHandler(nil)
+	impatient.ReadTimeout = 50 * time.Millisecond // the pace of nothing here: the test waits for the answer
+	var protos sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.Proto, true)
+		if r.URL.Path == "/impatient" {
+			impatient.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	client := srv.Client()
+	t.Cleanup(func() {
+		client.CloseIdleConnections()
+		closeServer(t, srv)
+	})
+	c := dialHTTP(t, srv.URL, client, nil)
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			text := fmt.Sprint("h2 ", i)
+			res, err := linetest.Echo.Call(t.Context(), c, linetest.EchoParams{Text: text})
+			if err == nil && res.Echo != text {
+				err = fmt.Errorf("answered %q", res.Echo)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := linetest.Within(t, errs, "a call over HTTP/2"); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, ok := protos.Load("HTTP/2.0"); !ok {
+		t.Error("no request came over HTTP/2")
+	}
+
+	// A body that stalls gets its 408 while the client still sends it.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(`{"jsonrpc":"2.0","id":1,`)) // and the rest never
+	got := bounded(t, "the answer to a stalled body", func() string {
+		resp, err := client.Post(srv.URL+"/impatient", "application/json", pr)
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		return resp.Proto + " " + resp.Status
+	})
+	if got != "HTTP/2.0 408 Request Timeout" {
+		t.Errorf("a stalled body: %s, want HTTP/2.0 408 Request Timeout", got)
+	}
 }
