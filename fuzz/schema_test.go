@@ -47,9 +47,9 @@ func (b *typeBuilder) build(depth int) reflect.Type {
 	}
 	switch op % 20 {
 	case 12:
-		return reflect.PointerTo(b.build(depth-1))
+		return reflect.PointerTo(b.build(depth - 1))
 	case 13:
-		return reflect.SliceOf(b.build(depth-1))
+		return reflect.SliceOf(b.build(depth - 1))
 	case 14:
 		return reflect.ArrayOf(1+int(b.next()%3), b.build(depth-1))
 	case 15:
@@ -57,7 +57,7 @@ func (b *typeBuilder) build(depth int) reflect.Type {
 	case 16:
 		return reflect.MapOf(reflect.TypeFor[int32](), b.build(depth-1))
 	case 17, 18:
-		return b.structType(depth-1)
+		return b.structType(depth - 1)
 	case 19:
 		return badTypes[int(b.next())%len(badTypes)]
 	}
@@ -85,14 +85,14 @@ func (b *typeBuilder) structType(depth int) reflect.Type {
 			tag = `json:"` + jsonName + `,string"`
 		}
 		if flags&8 != 0 && depth > 0 { // an embedded struct, through a pointer or not
-			inner := b.structType(depth-1)
+			inner := b.structType(depth - 1)
 			if flags&16 != 0 {
 				inner = reflect.PointerTo(inner)
 			}
 			fields = append(fields, reflect.StructField{Name: name, Type: inner, Tag: reflect.StructTag(tag), Anonymous: true})
 			continue
 		}
-		fields = append(fields, reflect.StructField{Name: name, Type: b.build(depth-1), Tag: reflect.StructTag(tag)})
+		fields = append(fields, reflect.StructField{Name: name, Type: b.build(depth - 1), Tag: reflect.StructTag(tag)})
 	}
 	return reflect.StructOf(fields)
 }
