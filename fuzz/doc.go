@@ -13,6 +13,7 @@
 //	FuzzSDKPayloads     any bytes as every sdkproto type, and through a Client
 //	FuzzParamsDecoding  go-json decodes no invalid JSON into a params type
 //	FuzzCancellation    any cancel params to a Conn under MCP's or LSP's policy: each request answered at most once, as the policy says
+//	FuzzHTTPHandler     any body and Content-Type, whole or in chunks, to a transport.HTTPHandler: a documented status, well-formed answers with the ids expected
 //	FuzzSchemaFor       any Go type reflect can build: openrpc describes it, or refuses exactly the types without JSON, and accepts what encoding/json and go-json write for it
 //
 // and, beside the scanner in internal/wire (its checks use that package's

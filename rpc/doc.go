@@ -291,7 +291,17 @@
 // rpc/transport makes Conns over the usual transports and owns what it
 // opens: a Server for every connection of a net.Listener, Dial and
 // StartConn for a net.Conn, ServeStdio for the process's own stdin and
-// stdout, and StartChild for a child process's, with its bounded teardown.
+// stdout, StartChild for a child process's, with its bounded teardown, and
+// HTTPHandler and DialHTTP for JSON-RPC over HTTP POST.
+//
+// # Descriptions and validation
+//
+// Method.Describe attaches an optional Doc (summary, errors, examples) to
+// a descriptor; Registry.Methods reports every registered method's name,
+// Go types and Doc. Package openrpc writes an OpenRPC document from them,
+// serves it as rpc.discover and checks params against it through
+// Options.CheckParams, which a Conn calls once params have decoded, before
+// the handler's turn. rpc does not import openrpc.
 //
 // # Shutdown
 //

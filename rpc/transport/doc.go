@@ -9,7 +9,8 @@
 // The package uses rpc's exported API alone. Its files, one per
 // transport: server.go and connstate.go (Server), dial.go (Dial,
 // StartConn), stdio.go (ServeStdio), child.go with child_unix.go and
-// child_other.go (StartChild).
+// child_other.go (StartChild), http.go (HTTPHandler) and httpclient.go
+// (DialHTTP).
 //
 // # Listener: Server
 //
@@ -102,4 +103,32 @@
 // with the defaults. It sends nothing on the Conn first: a protocol whose
 // peer expects a shutdown request (LSP, the DeepSeek Harness protocol,
 // whose sdkproto.Launch does so) sends it before Close.
+//
+// # HTTP: HTTPHandler and DialHTTP
+//
+// An HTTPHandler serves a Registry over HTTP POST, as jrpc2's jhttp and
+// go-ethereum's HTTP server do: one frame, or a batch, per body, read by a
+// Conn of its own with Batches and AnswerInvalid on, the answer in the
+// response's body:
+//
+//	http.Handle("/rpc", transport.NewHTTPHandler(&rpc.Options{Handler: reg}))
+//
+// It answers 200 with the response (or the batch's array, or the error of
+// a body that is not JSON-RPC, with a null id); 204 when there is nothing
+// to answer (notifications); 413 for a body longer than MaxFrameSize,
+// whose rest is not read; 408 for a body that did not arrive within
+// ReadTimeout (DefaultHTTPReadTimeout, 30s); 400 for a body cut short;
+// 405 for a method other than POST; 415 for a Content-Type other than
+// application/json in UTF-8. The request's context is the Conn's
+// BaseContext, so its values reach the handlers, and its end closes the
+// Conn. A handler cannot call its client over HTTP: its calls fail with
+// ErrHTTPCallback. Each POST's Conn has the Options' bounds;
+// http.Server bounds how many run at once.
+//
+// DialHTTP returns a Conn whose calls and notifications are each POSTed
+// (at most HTTPClientOptions.MaxInFlight at once, DefaultHTTPMaxInFlight,
+// 64), so that a typed Method is called over HTTP as over any stream; the
+// responses settle the calls, a call whose context ends cancels its POST,
+// and a call its POST leaves unanswered (a 503 without a body, a refused
+// connection) ends with an *rpc.Error of CodeHTTPError.
 package transport
