@@ -11,6 +11,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -191,9 +192,9 @@ func FuzzSchemaFor(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%v: Describe: %v", typ, err)
 		}
-		v, err := openrpc.NewValidator(doc)
+		v, err := validator.New(doc)
 		if err != nil {
-			t.Fatalf("%v: NewValidator: %v", typ, err)
+			t.Fatalf("%v: validator.New: %v", typ, err)
 		}
 		rng := rand.New(rand.NewSource(seed))
 		for range 4 {
@@ -203,7 +204,7 @@ func FuzzSchemaFor(f *testing.F) {
 				if err != nil {
 					continue // random bytes for json.RawMessage, say
 				}
-				if err := v.ValidateResult("m", raw); err != nil {
+				if err := v.Result("m", raw); err != nil {
 					schema, _ := json.Marshal(doc.Methods[0].Result.Schema)
 					comps, _ := json.Marshal(doc.Components)
 					t.Fatalf("%v: its schema refuses what is written for a value of it: %v\nvalue %s\nschema %s\ncomponents %s", typ, err, raw, schema, comps)

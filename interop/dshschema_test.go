@@ -26,6 +26,7 @@ import (
 	"github.com/linerpc/linerpc/internal/dshdoc"
 	"github.com/linerpc/linerpc/internal/peers"
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -170,15 +171,15 @@ func dshPointer(c dshdoc.Check) string {
 func TestDSHFramesAjvAgreesWithGo(t *testing.T) {
 	dir := dshNeedTools(t)
 	doc := sdkproto.OpenRPCDocument()
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	goVerdict := func(c dshdoc.Check) error {
 		if c.Result {
-			return v.ValidateResult(c.Method, c.Value)
+			return v.Result(c.Method, c.Value)
 		}
-		return v.ValidateParams(c.Method, c.Value)
+		return v.Params(c.Method, c.Value)
 	}
 
 	// The Go verdicts, and every value they judged.

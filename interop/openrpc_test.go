@@ -21,6 +21,7 @@ import (
 	"github.com/linerpc/linerpc/internal/linetest"
 	"github.com/linerpc/linerpc/internal/testservice"
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 	"github.com/linerpc/linerpc/rpc/transport"
@@ -295,7 +296,7 @@ func TestOpenRPCClientJS(t *testing.T) {
 func TestAjvAgreesWithTheGoValidator(t *testing.T) {
 	needPeers(t)
 	_, _, doc := testServiceOverHTTP(t)
-	v, err := openrpc.NewValidator(&doc)
+	v, err := validator.New(&doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestAjvAgreesWithTheGoValidator(t *testing.T) {
 			if err := json.Unmarshal([]byte(verdicts[i]), &r); err != nil {
 				t.Fatalf("%s: %v: %s", method, err, verdicts[i])
 			}
-			goErr := v.ValidateParams(method, json.RawMessage(line))
+			goErr := v.Params(method, json.RawMessage(line))
 			if r.Valid != (goErr == nil) {
 				t.Errorf("%s %s: ajv says valid=%v, Go says %v", method, line, r.Valid, goErr)
 			}

@@ -20,11 +20,11 @@
 //
 //	openrpc.HandleDiscover(reg, openrpc.Info{Title: "calc", Version: "1.0.0"})
 //
-// A Validator checks params against the document before the handler runs,
-// answering CodeInvalidParams with the path that failed; it is off unless
-// set as Options.CheckParams:
+// Package openrpc/validator checks params against the document before the
+// handler runs, answering CodeInvalidParams with the path that failed; it
+// is off unless set as Options.CheckParams:
 //
-//	v, err := openrpc.NewValidator(doc)
+//	v, err := validator.New(doc)
 //	opts := &rpc.Options{Handler: reg, CheckParams: v.CheckParams}
 //
 // # Schemas from Go types
@@ -34,6 +34,7 @@
 // 1.3 uses. A type whose JSON its fields do not show (a union, a string
 // with a pattern) gives its own schema by implementing Schemer.
 //
-// Package rpc does not import this package: a program that never imports
-// it does not depend on its JSON Schema validator.
+// Package rpc does not import this package, and this package imports rpc
+// alone: only a program that imports openrpc/validator depends on a JSON
+// Schema validator.
 package openrpc

@@ -65,30 +65,6 @@ func ExampleHandleDiscover() {
 	// calc serves divide
 }
 
-// A server that checks params against their schema before its handlers
-// run: the refusal names the member that failed.
-func ExampleValidator_CheckParams() {
-	reg := rpc.NewRegistry()
-	rpc.Handle(reg, Divide, func(_ context.Context, p Operands) (float64, error) { return p.A / p.B, nil })
-	doc, err := openrpc.Describe(openrpc.Info{Title: "calc", Version: "1.0.0"}, reg.Methods()...)
-	if err != nil {
-		panic(err)
-	}
-	v, err := openrpc.NewValidator(doc)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(v.CheckParams("divide", json.RawMessage(`{"a":1}`)))
-	fmt.Println(v.CheckParams("divide", json.RawMessage(`{"a":1,"b":"2"}`)))
-	fmt.Println(v.CheckParams("divide", json.RawMessage(`{"a":1,"b":2}`)))
-	// A Conn with rpc.Options{Handler: reg, CheckParams: v.CheckParams}
-	// answers the first two with these errors.
-	// Output:
-	// jsonrpc error -32602: invalid params: missing property 'b'
-	// jsonrpc error -32602: invalid params: /b: got string, want number
-	// <nil>
-}
-
 // connect returns a client Conn connected to a server Conn of reg over
 // pipes; closing the client ends both.
 func connect(reg *rpc.Registry) *rpc.Conn {

@@ -104,7 +104,7 @@
 // DirectionExtension, the four notifications, with the JSON Schema of
 // every payload (the wire types' JSONSchema methods), the errors the
 // runtime answers with and examples recorded from the real runtime.
-// openrpc.NewValidator checks params and results against it; dshrpc
+// openrpc/validator checks params and results against it; dshrpc
 // schema prints it. docs/sdkproto.md lists what it states and the rules of
 // the contract that no schema can state.
 //

@@ -51,11 +51,11 @@ const (
 // chunks, message sources, turn-end reasons) stay open.
 //
 // Each call builds a new document, which the caller may change; the same
-// document, encoded, gives the same bytes every time. openrpc.NewValidator
+// document, encoded, gives the same bytes every time. validator.New
 // compiles it to check params and results:
 //
-//	v, err := openrpc.NewValidator(sdkproto.OpenRPCDocument())
-//	err = v.ValidateParams("session/prompt", params) // a *openrpc.ValidationError
+//	v, err := validator.New(sdkproto.OpenRPCDocument())
+//	err = v.Params("session/prompt", params) // a *validator.Error
 func OpenRPCDocument() *openrpc.Document {
 	doc, err := openrpc.Describe(documentInfo(),
 		Initialize.Info(), SessionPrompt.Info(), Shutdown.Info(),

@@ -8,14 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 )
 
-var fuzzValidator = sync.OnceValues(func() (*openrpc.Validator, error) {
-	return openrpc.NewValidator(OpenRPCDocument())
+var fuzzValidator = sync.OnceValues(func() (*validator.Validator, error) {
+	return validator.New(OpenRPCDocument())
 })
 
-func documentValidator(t *testing.T) *openrpc.Validator {
+func documentValidator(t *testing.T) *validator.Validator {
 	t.Helper()
 	v, err := fuzzValidator()
 	if err != nil {
@@ -45,7 +45,7 @@ func FuzzCanonicalBase64Pattern(f *testing.F) {
 		}
 		_, canonical := canonicalBase64(ContentBlock{Type: BlockTypeImage, Data: s, MimeType: "image/png"})
 		params := `{"sessionId":"s","contentBlocks":[{"type":"image","mimeType":"image/png","data":` + string(data) + `}]}`
-		err = documentValidator(t).ValidateParams("session/prompt", json.RawMessage(params))
+		err = documentValidator(t).Params("session/prompt", json.RawMessage(params))
 		if canonical != (err == nil) {
 			t.Fatalf("data %q: canonical base64 %v, the schema says %v", s, canonical, err)
 		}
@@ -80,7 +80,7 @@ func FuzzMaxTokensSchema(f *testing.F) {
 			t.Fatal(err)
 		}
 		want := p.Validate()
-		got := documentValidator(t).ValidateParams("initialize", json.RawMessage(`{"cwd":"/w","provider":"p","model":"m","maxTokens":`+s+`}`))
+		got := documentValidator(t).Params("initialize", json.RawMessage(`{"cwd":"/w","provider":"p","model":"m","maxTokens":`+s+`}`))
 		if (want == nil) != (got == nil) {
 			t.Fatalf("maxTokens %s: Validate says %v, the schema says %v", s, want, got)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/linerpc/linerpc/internal/dshdoc"
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/sdkproto"
 )
@@ -27,26 +28,26 @@ func documentJSON(t testing.TB) []byte {
 	return b
 }
 
-var documentValidator = sync.OnceValues(func() (*openrpc.Validator, error) {
-	return openrpc.NewValidator(sdkproto.OpenRPCDocument())
+var documentValidator = sync.OnceValues(func() (*validator.Validator, error) {
+	return validator.New(sdkproto.OpenRPCDocument())
 })
 
-func validator(t testing.TB) *openrpc.Validator {
+func documentChecker(t testing.TB) *validator.Validator {
 	t.Helper()
 	v, err := documentValidator()
 	if err != nil {
-		t.Fatalf("openrpc.NewValidator(OpenRPCDocument()): %v", err)
+		t.Fatalf("validator.New(OpenRPCDocument()): %v", err)
 	}
 	return v
 }
 
 // goVerdict is the Go validator's verdict on a check.
-func goVerdict(v *openrpc.Validator) dshdoc.Verdict {
+func goVerdict(v *validator.Validator) dshdoc.Verdict {
 	return func(c dshdoc.Check) error {
 		if c.Result {
-			return v.ValidateResult(c.Method, c.Value)
+			return v.Result(c.Method, c.Value)
 		}
-		return v.ValidateParams(c.Method, c.Value)
+		return v.Params(c.Method, c.Value)
 	}
 }
 
@@ -87,10 +88,10 @@ func TestOpenRPCDocumentDeterministic(t *testing.T) {
 	if !bytes.Equal(again, first) {
 		t.Fatalf("the document does not read back whole:\n%s", again)
 	}
-	if _, err := openrpc.NewValidator(&back); err != nil {
+	if _, err := validator.New(&back); err != nil {
 		t.Fatalf("the document read back does not compile: %v", err)
 	}
-	validator(t)
+	documentChecker(t)
 }
 
 // TestOpenRPCDocumentMethods: the three requests and the four
@@ -175,7 +176,7 @@ func TestOpenRPCDocumentMethods(t *testing.T) {
 // a call of the method, and for a request the result the runtime answered
 // it with; and the document accepts it.
 func TestOpenRPCDocumentExamples(t *testing.T) {
-	v := validator(t)
+	v := documentChecker(t)
 	for _, m := range sdkproto.OpenRPCDocument().Methods {
 		for _, ex := range m.Examples {
 			params := map[string]json.RawMessage{}
@@ -186,11 +187,11 @@ func TestOpenRPCDocumentExamples(t *testing.T) {
 			if len(params) > 0 {
 				paramsJSON, _ = json.Marshal(params)
 			}
-			if err := v.ValidateParams(m.Name, paramsJSON); err != nil {
+			if err := v.Params(m.Name, paramsJSON); err != nil {
 				t.Errorf("%s example %q: params refused: %v", m.Name, ex.Name, err)
 			}
 			if ex.Result != nil {
-				if err := v.ValidateResult(m.Name, ex.Result.Value); err != nil {
+				if err := v.Result(m.Name, ex.Result.Value); err != nil {
 					t.Errorf("%s example %q: result refused: %v", m.Name, ex.Name, err)
 				}
 			}
@@ -257,7 +258,7 @@ func sameJSON(a, b json.RawMessage) bool {
 // maxTokens on purpose): the document refuses no frame the runtime
 // accepted. The counts are logged (go test -v).
 func TestOpenRPCDocumentTranscripts(t *testing.T) {
-	counts, problems, err := dshdoc.JudgeTranscripts(sdkproto.OpenRPCDocument(), goVerdict(validator(t)))
+	counts, problems, err := dshdoc.JudgeTranscripts(sdkproto.OpenRPCDocument(), goVerdict(documentChecker(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestOpenRPCDocumentVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdicts, err := dshdoc.JudgeVectors(sdkproto.OpenRPCDocument(), goVerdict(validator(t)))
+	verdicts, err := dshdoc.JudgeVectors(sdkproto.OpenRPCDocument(), goVerdict(documentChecker(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestWireTypesInAnotherDocument(t *testing.T) {
 	for name, s := range sdkproto.OpenRPCDocument().Components.Schemas {
 		doc.Components.Schemas[name] = s
 	}
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,15 +389,15 @@ func TestWireTypesInAnotherDocument(t *testing.T) {
 		{"relay/initialize", `{"cwd":"/w","provider":"p","model":"m","maxTokens":4096}`, true},
 		{"relay/initialize", `{"cwd":"/w","provider":"p","model":"m","maxTokens":0}`, false},
 	} {
-		if err := v.ValidateParams(c.method, json.RawMessage(c.params)); (err == nil) != c.ok {
+		if err := v.Params(c.method, json.RawMessage(c.params)); (err == nil) != c.ok {
 			t.Errorf("%s %s: %v, want accepted %v", c.method, c.params, err, c.ok)
 		}
 	}
 	msg := `{"id":"m","role":"assistant","content":[{"type":"text","text":"x"}],"source":{"kind":"model","provider":"p","model":"m"}}`
-	if err := v.ValidateResult("relay/forward", json.RawMessage(msg)); err != nil {
+	if err := v.Result("relay/forward", json.RawMessage(msg)); err != nil {
 		t.Errorf("result %s: %v", msg, err)
 	}
-	if err := v.ValidateResult("relay/forward", json.RawMessage(`{"id":"m"}`)); err == nil {
+	if err := v.Result("relay/forward", json.RawMessage(`{"id":"m"}`)); err == nil {
 		t.Error("a message without role, content and source is accepted")
 	}
 }

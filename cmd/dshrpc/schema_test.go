@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/sdkproto"
 )
 
@@ -52,7 +53,7 @@ func TestSchema(t *testing.T) {
 	if err := json.Unmarshal(want, &back); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openrpc.NewValidator(&back); err != nil {
+	if _, err := validator.New(&back); err != nil {
 		t.Fatalf("the document printed does not compile: %v", err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -57,14 +58,14 @@ func (o *options) run(e *env) int {
 // connection is made, for run to close.
 func (o *options) exchange(ctx context.Context, e *env, c **client) error {
 	validate := (o.verb == verbCall || o.verb == verbNotify) && !o.noValidate
-	var v *openrpc.Validator
+	var v *validator.Validator
 	if o.doc != nil {
 		if o.verb == verbList || o.verb == verbDescribe {
 			return o.show(e, o.doc) // the file alone: the server is not reached
 		}
 		if validate {
 			var err error
-			if v, err = openrpc.NewValidator(o.doc.Document); err != nil {
+			if v, err = validator.New(o.doc.Document); err != nil {
 				return &usageFailure{fmt.Errorf("--doc %s: %w", o.docPath, err)}
 			}
 			if err := o.check(v); err != nil {
@@ -96,7 +97,7 @@ func (o *options) exchange(ctx context.Context, e *env, c **client) error {
 		case o.verb == verbList || o.verb == verbDescribe:
 			return o.show(e, doc)
 		case doc != nil:
-			if v, err = openrpc.NewValidator(doc.Document); err != nil {
+			if v, err = validator.New(doc.Document); err != nil {
 				fmt.Fprintf(e.stderr, "rpcurl: the server's document does not compile (%v): params not checked\n", err)
 			} else if err := o.check(v); err != nil {
 				return err
@@ -158,9 +159,9 @@ func (o *options) discover(ctx context.Context, c *client) (*document, error) {
 }
 
 // check checks the params against v, before they are sent.
-func (o *options) check(v *openrpc.Validator) error {
-	err := v.ValidateParams(o.method, o.params)
-	var ve *openrpc.ValidationError
+func (o *options) check(v *validator.Validator) error {
+	err := v.Params(o.method, o.params)
+	var ve *validator.Error
 	if errors.As(err, &ve) {
 		return &usageFailure{fmt.Errorf("%s: params refused by the document's schema: %v (--no-validate sends them anyway)", o.method, ve)}
 	}

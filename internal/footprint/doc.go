@@ -1,4 +1,6 @@
-// Package footprint holds the test that keeps package rpc's dependencies
-// to go-json alone: a program that imports rpc (and not openrpc, whose
-// JSON Schema validator is a module of its own) requires nothing else.
+// Package footprint holds the tests that keep dependencies where they are
+// earned: a program that imports rpc requires go-json alone, and one that
+// writes OpenRPC documents (openrpc) or speaks the DSH protocol (sdkproto)
+// does not build a JSON Schema validator, which only openrpc/validator
+// imports.
 package footprint

@@ -48,6 +48,25 @@ func TestRPCImportsGoJSONAlone(t *testing.T) {
 	}
 }
 
+// Writing and serving documents (openrpc) and the DSH protocol (sdkproto,
+// which publishes its document) need no JSON Schema validator: only
+// openrpc/validator imports one.
+func TestDescriptionsImportNoValidator(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := goCmd(t, root, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./openrpc", "./sdkproto", "./rpc/...")
+	for _, dep := range strings.Fields(deps) {
+		if strings.Contains(dep, "jsonschema") || strings.HasPrefix(dep, "golang.org/x/") || strings.HasSuffix(dep, "/openrpc/validator") {
+			t.Errorf("openrpc or sdkproto depends on %s", dep)
+		}
+	}
+	if !strings.Contains(goCmd(t, root, "list", "-deps", "./openrpc/validator"), "github.com/santhosh-tekuri/jsonschema/v6") {
+		t.Error("openrpc/validator does not import the validator: this test no longer tests anything")
+	}
+}
+
 // A module whose program imports rpc requires, after go mod tidy, linerpc
 // and go-json alone: openrpc's validator does not reach its go.mod.
 func TestAUserOfRPCRequiresGoJSONAlone(t *testing.T) {

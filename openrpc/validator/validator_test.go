@@ -1,4 +1,4 @@
-package openrpc_test
+package validator_test
 
 import (
 	"context"
@@ -11,24 +11,50 @@ import (
 	"testing/quick"
 
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // resultValidator returns a Validator for a method "m" whose result is of
-// type t, so that ValidateResult checks values of t.
-func resultValidator(t *testing.T, typ reflect.Type) *openrpc.Validator {
+// type t, so that Result checks values of t.
+func resultValidator(t *testing.T, typ reflect.Type) *validator.Validator {
 	t.Helper()
 	doc, err := openrpc.Describe(openrpc.Info{Title: "t", Version: "1"}, rpc.MethodInfo{Name: "m", Result: typ})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
+
+type (
+	Inner struct {
+		X int `json:"x"`
+	}
+	Embedded struct {
+		Inner
+		Y string `json:"y,omitempty"`
+	}
+	EmbeddedPointer struct {
+		*Inner
+		Z bool `json:"z,omitzero"`
+	}
+	Shadowed struct {
+		Inner
+		X string `json:"x"`
+	}
+	Tree struct {
+		Value    int     `json:"value"`
+		Children []*Tree `json:"children,omitempty"`
+	}
+	Page[T any] struct {
+		Items []T `json:"items"`
+	}
+)
 
 // Wide holds what testing/quick can fill: no interfaces, no raw JSON.
 type Wide struct {
@@ -66,7 +92,7 @@ func TestDerivedSchemasAcceptWhatJSONWrites(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v: %v", typ, err)
 			}
-			if err := v.ValidateResult("m", raw); err != nil {
+			if err := v.Result("m", raw); err != nil {
 				t.Fatalf("%v value %d refused: %v\n%s", typ, i, err, raw)
 			}
 		}
@@ -76,7 +102,7 @@ func TestDerivedSchemasAcceptWhatJSONWrites(t *testing.T) {
 func TestValidatorRefusesWithThePath(t *testing.T) {
 	v := resultValidator(t, reflect.TypeFor[Wide]())
 	good, _ := json.Marshal(Wide{})
-	if err := v.ValidateResult("m", good); err != nil {
+	if err := v.Result("m", good); err != nil {
 		t.Fatalf("the zero Wide is refused: %v", err)
 	}
 	cases := []struct{ mutate, path, reason string }{
@@ -89,20 +115,20 @@ func TestValidatorRefusesWithThePath(t *testing.T) {
 	}
 	for _, c := range cases {
 		raw := mutate(t, good, c.mutate)
-		err := v.ValidateResult("m", raw)
-		var ve *openrpc.ValidationError
+		err := v.Result("m", raw)
+		var ve *validator.Error
 		if !errors.As(err, &ve) {
-			t.Errorf("%s: got %v, want a *ValidationError", c.mutate, err)
+			t.Errorf("%s: got %v, want a *validator.Error", c.mutate, err)
 			continue
 		}
 		if ve.Path != c.path || !strings.Contains(ve.Reason, c.reason) || !ve.Result || ve.Method != "m" {
 			t.Errorf("%s: got %+v, want path %q and a reason with %q", c.mutate, *ve, c.path, c.reason)
 		}
 	}
-	if err := v.ValidateResult("other", []byte(`1`)); err != nil {
+	if err := v.Result("other", []byte(`1`)); err != nil {
 		t.Errorf("a method the document does not have is checked: %v", err)
 	}
-	if err := v.ValidateResult("m", []byte(`{`)); err == nil || !strings.Contains(err.Error(), "not JSON") {
+	if err := v.Result("m", []byte(`{`)); err == nil || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("malformed JSON: %v", err)
 	}
 }
@@ -138,7 +164,7 @@ func TestValidatorParamStructures(t *testing.T) {
 			{Name: "a", Required: true, Schema: &openrpc.Schema{Type: openrpc.Types{"integer"}}}}},
 		{Name: "none", ParamStructure: "by-name", Params: []openrpc.ContentDescriptor{}},
 	}}
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,23 +184,23 @@ func TestValidatorParamStructures(t *testing.T) {
 		if c.params != "" {
 			raw = json.RawMessage(c.params)
 		}
-		err := v.ValidateParams(c.method, raw)
+		err := v.Params(c.method, raw)
 		if (err == nil) != c.ok {
 			t.Errorf("%s %s: error %v, want ok=%v", c.method, c.params, err, c.ok)
 		}
 	}
-	err = v.ValidateParams("byName", nil)
+	err = v.Params("byName", nil)
 	if err == nil || !strings.Contains(err.Error(), "params absent: missing property 'a'") {
 		t.Errorf("absent required params: %v", err)
 	}
 }
 
-func TestNewValidatorRefusesADanglingReference(t *testing.T) {
+func TestNewRefusesADanglingReference(t *testing.T) {
 	doc := &openrpc.Document{OpenRPC: openrpc.Version, Info: openrpc.Info{Title: "t", Version: "1"}, Methods: []openrpc.Method{
 		{Name: "m", Params: []openrpc.ContentDescriptor{}, Result: &openrpc.ContentDescriptor{Name: "r", Schema: &openrpc.Schema{Ref: "#/components/schemas/Missing"}}},
 	}}
-	if _, err := openrpc.NewValidator(doc); err == nil || !strings.Contains(err.Error(), `method "m": result`) {
-		t.Fatalf("NewValidator = %v, want an error naming the method's result", err)
+	if _, err := validator.New(doc); err == nil || !strings.Contains(err.Error(), `method "m": result`) {
+		t.Fatalf("New = %v, want an error naming the method's result", err)
 	}
 }
 
@@ -201,7 +227,7 @@ func TestCheckParamsOnAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package openrpc_test
+package validator_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linerpc/linerpc/openrpc"
+	"github.com/linerpc/linerpc/openrpc/validator"
 	"github.com/linerpc/linerpc/rpc"
 )
 
@@ -41,12 +42,12 @@ func benchRegistry() *rpc.Registry {
 	return reg
 }
 
-func benchValidator(b *testing.B, reg *rpc.Registry) *openrpc.Validator {
+func benchValidator(b *testing.B, reg *rpc.Registry) *validator.Validator {
 	doc, err := openrpc.Describe(openrpc.Info{Title: "bench", Version: "1"}, reg.Methods()...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, err := openrpc.NewValidator(doc)
+	v, err := validator.New(doc)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,21 @@
-package openrpc
+// Package validator checks params and results against the schemas of an
+// OpenRPC document (package openrpc), with a full JSON Schema draft-07
+// validator (santhosh-tekuri/jsonschema, which passes the
+// JSON-Schema-Test-Suite). It is a package of its own so that a program
+// that writes or serves documents, and not validates, does not depend on
+// that validator.
+//
+// A server checks the params of every request before its handler runs
+// with rpc.Options.CheckParams:
+//
+//	v, err := validator.New(doc)
+//	...
+//	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg, CheckParams: v.CheckParams})
+//
+// A refusal is answered -32602 with the JSON pointer of what failed:
+//
+//	{"code":-32602,"message":"invalid params: /label: missing property 'text'","data":{"path":"/label","reason":"missing property 'text'"}}
+package validator
 
 import (
 	"bytes"
@@ -10,6 +27,7 @@ import (
 	"strings"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/linerpc/linerpc/openrpc"
 	"github.com/linerpc/linerpc/rpc"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -17,24 +35,16 @@ import (
 	"golang.org/x/text/message"
 )
 
-// Validator checks params and results against the schemas of a document,
-// with a full JSON Schema draft-07 validator (santhosh-tekuri/jsonschema,
-// which passes the JSON-Schema-Test-Suite). It is safe for concurrent use.
-//
-// A server checks the params of every request before its handler runs
-// with Options.CheckParams:
-//
-//	v, err := openrpc.NewValidator(doc)
-//	...
-//	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg, CheckParams: v.CheckParams})
+// Validator checks params and results against the schemas of a document.
+// It is safe for concurrent use.
 type Validator struct {
 	params  map[string]*jsonschema.Schema
 	results map[string]*jsonschema.Schema
 }
 
-// ValidationError reports a value its schema refuses: which method, where
-// in the value (a JSON pointer, empty for the value itself) and why.
-type ValidationError struct {
+// Error reports a value its schema refuses: which method, where in the
+// value (a JSON pointer, empty for the value itself) and why.
+type Error struct {
 	Method string
 	// Result reports that the value was a result, not params.
 	Result bool
@@ -44,19 +54,19 @@ type ValidationError struct {
 }
 
 // Error returns "path: reason", or the reason alone for the whole value.
-func (e *ValidationError) Error() string {
+func (e *Error) Error() string {
 	if e.Path == "" {
 		return e.Reason
 	}
 	return e.Path + ": " + e.Reason
 }
 
-// NewValidator compiles the params and result schemas of every method of
-// doc. The params schema of a method is assembled from its params as
-// OpenRPC lays them out (see Method.ParamsSchema). It returns an error for
-// a schema that does not compile, such as a reference to a schema the
+// New compiles the params and result schemas of every method of doc. The
+// params schema of a method is assembled from its params as OpenRPC lays
+// them out (see openrpc.Method.ParamsSchema). It returns an error for a
+// schema that does not compile, such as a reference to a schema the
 // document does not have.
-func NewValidator(doc *Document) (*Validator, error) {
+func New(doc *openrpc.Document) (*Validator, error) {
 	root := map[string]any{}
 	if doc.Components != nil {
 		root["components"] = doc.Components
@@ -72,38 +82,38 @@ func NewValidator(doc *Document) (*Validator, error) {
 	root["x-params"], root["x-results"] = params, results
 	raw, err := json.Marshal(root)
 	if err != nil {
-		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+		return nil, fmt.Errorf("validator: New: %w", err)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+		return nil, fmt.Errorf("validator: New: %w", err)
 	}
 	const url = "mem:///openrpc.json"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	if err := c.AddResource(url, inst); err != nil {
-		return nil, fmt.Errorf("openrpc: NewValidator: %w", err)
+		return nil, fmt.Errorf("validator: New: %w", err)
 	}
 	v := &Validator{params: map[string]*jsonschema.Schema{}, results: map[string]*jsonschema.Schema{}}
 	for i, m := range doc.Methods {
 		key := strconv.Itoa(i)
 		if v.params[m.Name], err = c.Compile(url + "#/x-params/" + key); err != nil {
-			return nil, fmt.Errorf("openrpc: NewValidator: method %q: params: %w", m.Name, err)
+			return nil, fmt.Errorf("validator: New: method %q: params: %w", m.Name, err)
 		}
 		if _, ok := results[key]; ok {
 			if v.results[m.Name], err = c.Compile(url + "#/x-results/" + key); err != nil {
-				return nil, fmt.Errorf("openrpc: NewValidator: method %q: result: %w", m.Name, err)
+				return nil, fmt.Errorf("validator: New: method %q: result: %w", m.Name, err)
 			}
 		}
 	}
 	return v, nil
 }
 
-// ValidateParams checks the params member of a call of method (nil when
-// absent, which is valid when no param is required). It returns nil for
-// a method the document does not describe, and a *ValidationError for
-// params the schema refuses.
-func (v *Validator) ValidateParams(method string, params json.RawMessage) error {
+// Params checks the params member of a call of method (nil when absent,
+// which is valid when no param is required). It returns nil for a method
+// the document does not describe, and an *Error for params the schema
+// refuses.
+func (v *Validator) Params(method string, params json.RawMessage) error {
 	s := v.params[method]
 	if s == nil {
 		return nil
@@ -114,7 +124,7 @@ func (v *Validator) ValidateParams(method string, params json.RawMessage) error 
 			return nil
 		}
 		err := validate(s, method, false, json.RawMessage("{}"))
-		if ve, ok := err.(*ValidationError); ok {
+		if ve, ok := err.(*Error); ok {
 			ve.Reason = "params absent: " + ve.Reason
 		}
 		return err
@@ -122,10 +132,10 @@ func (v *Validator) ValidateParams(method string, params json.RawMessage) error 
 	return validate(s, method, false, params)
 }
 
-// ValidateResult checks the result of a call of method. It returns nil
-// for a method without a result schema, and a *ValidationError for a
-// result the schema refuses.
-func (v *Validator) ValidateResult(method string, result json.RawMessage) error {
+// Result checks the result of a call of method. It returns nil for a
+// method without a result schema, and an *Error for a result the schema
+// refuses.
+func (v *Validator) Result(method string, result json.RawMessage) error {
 	s := v.results[method]
 	if s == nil {
 		return nil
@@ -133,16 +143,16 @@ func (v *Validator) ValidateResult(method string, result json.RawMessage) error 
 	return validate(s, method, true, result)
 }
 
-// CheckParams is ValidateParams with the answer a server sends: it has
+// CheckParams is Params with the answer a server sends: it has
 // the signature of rpc.Options.CheckParams, and returns an *rpc.Error with
 // CodeInvalidParams, the message "invalid params: <path>: <reason>" and
 // the data {"path": <path>, "reason": <reason>}.
 func (v *Validator) CheckParams(method string, params json.RawMessage) error {
-	err := v.ValidateParams(method, params)
+	err := v.Params(method, params)
 	if err == nil {
 		return nil
 	}
-	ve := err.(*ValidationError)
+	ve := err.(*Error)
 	data, _ := json.Marshal(struct {
 		Path   string `json:"path"`
 		Reason string `json:"reason"`
@@ -170,7 +180,7 @@ func decodeInstance(raw []byte) (any, error) {
 func validate(s *jsonschema.Schema, method string, result bool, raw json.RawMessage) error {
 	inst, err := decodeInstance(raw)
 	if err != nil {
-		return &ValidationError{Method: method, Result: result, Reason: "not JSON: " + err.Error()}
+		return &Error{Method: method, Result: result, Reason: "not JSON: " + err.Error()}
 	}
 	err = s.Validate(inst)
 	if err == nil {
@@ -178,10 +188,10 @@ func validate(s *jsonschema.Schema, method string, result bool, raw json.RawMess
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return &ValidationError{Method: method, Result: result, Reason: err.Error()}
+		return &Error{Method: method, Result: result, Reason: err.Error()}
 	}
 	path, leaf := deepest(ve)
-	return &ValidationError{Method: method, Result: result, Path: pointer(path), Reason: leaf.ErrorKind.LocalizedString(printer)}
+	return &Error{Method: method, Result: result, Path: pointer(path), Reason: leaf.ErrorKind.LocalizedString(printer)}
 }
 
 var printer = message.NewPrinter(language.English)
@@ -226,45 +236,4 @@ func pointer(loc []string) string {
 		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
 	}
 	return b.String()
-}
-
-// ParamsSchema returns one schema for the params member of a call of m,
-// assembled from its params as OpenRPC lays them out: the one param's
-// schema for a method marked WholeParams; an object of the params, by name,
-// for "by-name"; an array of them, by position, for "by-position"; and
-// either, for "either" (the default). The required params are required:
-// as members by name, as the leading elements by position.
-func (m *Method) ParamsSchema() *Schema {
-	if string(m.Extensions[WholeParams]) == "true" && len(m.Params) == 1 {
-		return m.Params[0].Schema
-	}
-	byName := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{}}
-	items := make([]*Schema, 0, len(m.Params))
-	leading := 0
-	for i, p := range m.Params {
-		s := p.Schema
-		if s == nil {
-			s = &Schema{}
-		}
-		byName.Properties[p.Name] = s
-		items = append(items, s)
-		if p.Required {
-			byName.Required = append(byName.Required, p.Name)
-			if leading == i {
-				leading++
-			}
-		}
-	}
-	byPosition := &Schema{Type: Types{"array"}, MinItems: &leading, MaxItems: ptr(len(items))}
-	if len(items) > 0 { // draft-07 wants at least one schema in a tuple
-		tuple, _ := json.Marshal(items)
-		byPosition.Extra = map[string]json.RawMessage{"items": tuple}
-	}
-	switch m.ParamStructure {
-	case "by-name":
-		return byName
-	case "by-position":
-		return byPosition
-	}
-	return &Schema{AnyOf: []*Schema{byName, byPosition}}
 }
