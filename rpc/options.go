@@ -110,7 +110,7 @@ type Options struct {
 	// an *Error, and otherwise with CodeInvalidParams and "invalid params: "
 	// followed by the error's text; a notification is dropped. Either is
 	// reported to OnDrop as DropInvalidParams. It runs on the reader, as
-	// decoding does, so it must not block. The openrpc package's Validator
+	// decoding does, so it must not block. Package openrpc/validator
 	// checks params against their JSON Schema this way.
 	CheckParams func(method string, params json.RawMessage) error
 
