@@ -105,6 +105,31 @@ func TestDescribeMethods(t *testing.T) {
 	}
 }
 
+// Strict says more of the whole object than its members: it cannot be
+// split into params by name without losing that.
+type Strict struct{ A int }
+
+func (Strict) JSONSchema() *openrpc.Schema {
+	return &openrpc.Schema{Type: openrpc.Types{"object"}, Properties: map[string]*openrpc.Schema{"a": {Type: openrpc.Types{"integer"}}},
+		AdditionalProperties: openrpc.False()}
+}
+
+func TestParamsSaidOfTheWholeStayWhole(t *testing.T) {
+	doc, err := openrpc.Describe(openrpc.Info{Title: "t", Version: "1"}, rpc.NewMethod[Strict, int]("strict").Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := doc.Methods[0]
+	if len(m.Params) != 1 || m.Params[0].Name != "params" || !m.Params[0].Schema.AdditionalProperties.IsFalse() ||
+		string(m.Extensions[openrpc.WholeParams]) != "true" {
+		t.Fatalf("params %+v, extensions %v: want the whole schema as one param", m.Params, m.Extensions)
+	}
+	b, _ := json.Marshal(m.ParamsSchema())
+	if string(b) != `{"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":false}` {
+		t.Fatalf("ParamsSchema = %s", b)
+	}
+}
+
 func TestDescribeRefuses(t *testing.T) {
 	info := openrpc.Info{Title: "t", Version: "1"}
 	m := rpc.NewMethod[int, int]("m").Info()
