@@ -12,9 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/linerpc/linerpc/internal/linetest"
-	"github.com/linerpc/linerpc/rpc/rpctest"
 )
 
 // buildDemoRuntime builds cmd/demoruntime into a temporary folder.
@@ -31,29 +28,16 @@ func buildDemoRuntime(t *testing.T) string {
 	return bin
 }
 
-// runReport runs a Node program to completion and decodes its one-line
-// JSON report into v.
+// runReport runs a Node program to completion, requiring exit status 0,
+// and decodes its one-line JSON report into v.
 func runReport(t *testing.T, v any, args ...string) {
 	t.Helper()
-	ch := startChild(t, nil, args...)
-	ch.stdin.Close()
-	rec := &rpctest.Recorder{Stream: true}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := ch.stdout.Read(buf)
-			rec.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	ch.mustExit(2*testTimeout, 0)
-	linetest.Within(t, done, "the report")
-	if err := json.Unmarshal([]byte(rec.String()), v); err != nil {
-		t.Fatalf("report of %v: %v\n%s\nstderr:\n%s", args, err, rec.String(), ch.Stderr())
+	out, code := runScript(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("%v exited with status %d\n%s", args, code, out)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("report of %v: %v\n%s", args, err, out)
 	}
 }
 

@@ -28,7 +28,8 @@ import (
 )
 
 // runScript runs a Node program of interop/js with stdin, and returns its
-// stdout and exit status once it has exited.
+// stdout and exit status once it has exited (within 2×testTimeout). Its
+// stderr is logged should the test fail.
 func runScript(t *testing.T, stdin []byte, args ...string) (string, int) {
 	t.Helper()
 	ch := startChild(t, nil, args...)
