@@ -37,35 +37,40 @@ type (
 		Children []*Tree `json:"children,omitempty"`
 	}
 	Everything struct {
-		Skipped   int               `json:"-"`
-		Dash      int               `json:"-,"`
-		Renamed   string            `json:"renamed"`
-		Plain     bool              // named by the field
-		Optional  *float64          `json:"optional,omitempty"`
-		Quoted    int64             `json:"quoted,string"`
-		Raw       json.RawMessage   `json:"raw"`
-		Any       any               `json:"any"`
-		Bytes     []byte            `json:"bytes"`
-		When      time.Time         `json:"when"`
-		Addr      netip.Addr        `json:"addr"` // MarshalText: a string
-		Counts    map[string]int    `json:"counts"`
-		ByID      map[int]string    `json:"byID"`
-		Pair      [2]uint8          `json:"pair"`
-		Small     int8              `json:"small"`
-		Described string            `json:"described" jsonschema:"what it is"`
-		Ref       *Inner            `json:"ref" jsonschema:"a described reference"`
-		Nested    struct{ N int }   `json:"nested"`
-		Level     Level             `json:"level"`
-		LevelPtr  *Level            `json:"levelPtr"`
-		Custom    Custom            `json:"custom"`
-		unexp     int               //nolint:unused
-		Matrix    [][]int           `json:"matrix"`
-		Objects   map[string]*Inner `json:"objects"`
+		Skipped int `json:"-"`
+		//lint:ignore SA5008 encoding/json names this member "-": the rule is tested
+		Dash      int             `json:"-,"`
+		Renamed   string          `json:"renamed"`
+		Plain     bool            // named by the field
+		Optional  *float64        `json:"optional,omitempty"`
+		Quoted    int64           `json:"quoted,string"`
+		Raw       json.RawMessage `json:"raw"`
+		Any       any             `json:"any"`
+		Bytes     []byte          `json:"bytes"`
+		When      time.Time       `json:"when"`
+		Addr      netip.Addr      `json:"addr"` // MarshalText: a string
+		Counts    map[string]int  `json:"counts"`
+		ByID      map[int]string  `json:"byID"`
+		Pair      [2]uint8        `json:"pair"`
+		Small     int8            `json:"small"`
+		Described string          `json:"described" jsonschema:"what it is"`
+		Ref       *Inner          `json:"ref" jsonschema:"a described reference"`
+		Nested    struct{ N int } `json:"nested"`
+		Level     Level           `json:"level"`
+		LevelPtr  *Level          `json:"levelPtr"`
+		Custom    Custom          `json:"custom"`
+		//lint:ignore U1000 an unexported field, which no schema describes
+		unexp   int
+		Matrix  [][]int           `json:"matrix"`
+		Objects map[string]*Inner `json:"objects"`
 	}
 	// Level gives its own schema, with a value receiver.
 	Level int
 	// Custom gives its own schema, with a pointer receiver.
-	Custom struct{ hidden string }
+	Custom struct {
+		//lint:ignore U1000 its JSON is its schema's business, not its fields'
+		hidden string
+	}
 	// Marshaled has its own MarshalJSON and no schema: any value.
 	Marshaled int
 )

@@ -34,7 +34,8 @@ func jsonFields(t reflect.Type) []jsonField {
 		viaPointer bool
 	}
 	var fields []jsonField
-	current, next := []level{}, []level{{typ: t}}
+	var current []level
+	next := []level{{typ: t}}
 	visited := map[reflect.Type]bool{}
 	for len(next) > 0 {
 		current, next = next, nil
