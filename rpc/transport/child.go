@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,8 @@ const (
 // ChildOptions configure a Child. A nil *ChildOptions means all defaults;
 // a zero field means that field's default.
 type ChildOptions struct {
-	// Options configure the Conn over the child's stdio.
+	// Options configure the Conn over the child's stdio, when Connect is
+	// nil; Connect makes a Conn of its own.
 	Options *rpc.Options
 	// EOFGrace is how long Close waits for the child to exit once its
 	// stdin is closed, before it sends SIGTERM.
@@ -41,10 +43,44 @@ type ChildOptions struct {
 	// StderrLines is how many of the child's last stderr lines are kept
 	// for StderrTail.
 	StderrLines int
+
+	// Connect, when set, makes the Child's Conn in place of
+	// rpc.NewConn(stdout, stdin, Options), for a protocol that must speak
+	// on the raw streams before its Conn can be made: a client that tells
+	// the child's framing from the first bytes it answers to a request
+	// written by hand (cmd/rpcurl's framing probe), a greeting that is not
+	// JSON-RPC.
+	//
+	// StartChild calls it once, on the caller's goroutine, as soon as the
+	// child has started, with the read end of the child's stdout, the
+	// write end of its stdin, and StartChildContext's ctx (StartChild's
+	// never ends). Connect may write and read the streams as it needs to,
+	// then returns a Conn that reads stdout and writes stdin (with what it
+	// read already in front of stdout, if the Conn is to read it), started
+	// or not: StartChild starts it (Start is idempotent). The streams
+	// belong to the Child, which closes them: Connect must not, nor use
+	// them but through the Conn once it has returned.
+	//
+	// stdout has SetReadDeadline and stdin SetWriteDeadline (they are the
+	// pipes' *os.File): a reader or a writer that Connect puts in front of
+	// them must keep the method, which rpc.NewConn looks for, so that
+	// Conn.Close interrupts a read or a write in progress. (Child.Close
+	// interrupts it anyway, by closing the pipe; but a Conn closed alone,
+	// by its Shutdown say, would wait for it.) When ctx ends while Connect
+	// runs, both deadlines are set in the past, which interrupts Connect's
+	// reads and writes.
+	//
+	// When Connect fails, or ctx ends before it has returned, StartChild
+	// ends the child (with Close's ladder; with Terminate's when ctx
+	// ended, since the child is then abandoned), closes the Conn if
+	// Connect returned one, and returns a *ChildConnectError that holds
+	// the error and how the child ended.
+	Connect func(ctx context.Context, stdout io.Reader, stdin io.Writer) (*rpc.Conn, error)
 }
 
 // Child is a child process spoken to over its stdin and stdout, with a
-// Conn, and whose end is in the hands of its Close: see StartChild.
+// Conn, and whose end is in the hands of its Close (or Terminate): see
+// StartChild.
 type Child struct {
 	cmd   *exec.Cmd
 	conn  *rpc.Conn
@@ -67,9 +103,11 @@ type Child struct {
 }
 
 // StartChild starts cmd and returns a Child whose Conn, started, speaks
-// JSON-RPC over the child's stdin and stdout. cmd must be unstarted, with
-// Stdin and Stdout unset; its Path, Args, Env, Dir and SysProcAttr are
-// used as given. The error of starting it is cmd.Start's, as it is.
+// JSON-RPC over the child's stdin and stdout: rpc.NewConn's over the
+// pipes, or the one ChildOptions.Connect makes. cmd must be unstarted,
+// with Stdin and Stdout unset; its Path, Args, Env, Dir and SysProcAttr
+// are used as given. The error of starting it is cmd.Start's, as it is;
+// that of Connect a *ChildConnectError.
 //
 // The child's stderr is read continuously, so that the child never blocks
 // on it: its last lines are kept (StderrTail, for error messages) and,
@@ -87,8 +125,23 @@ type Child struct {
 // reaps the child and ends the goroutines of the Child (the Conn's, one
 // that waits for the child, one that reads its stderr).
 func StartChild(cmd *exec.Cmd, opts *ChildOptions) (*Child, error) {
+	return StartChildContext(context.Background(), cmd, opts)
+}
+
+// StartChildContext is StartChild, with ctx bounding the start, as
+// net.Dialer.DialContext's bounds a dial: when ctx has ended already, the
+// child is not started and the error is ctx's; when it ends while
+// ChildOptions.Connect runs, StartChildContext interrupts Connect's reads
+// and writes, ends the child as Terminate does, and returns a
+// *ChildConnectError whose Err is ctx.Err(). Once StartChildContext has
+// returned, the end of ctx does nothing to the child. Without Connect,
+// starting does not wait, so ctx is only looked at before.
+func StartChildContext(ctx context.Context, cmd *exec.Cmd, opts *ChildOptions) (*Child, error) {
 	if cmd.Process != nil || cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("transport: StartChild needs an unstarted exec.Cmd without Stdin and Stdout")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	var o ChildOptions
 	if opts != nil {
@@ -129,9 +182,90 @@ func StartChild(cmd *exec.Cmd, opts *ChildOptions) (*Child, error) {
 	ch.wg.Add(2)
 	go ch.readStderr(copyTo)
 	go ch.wait()
-	ch.conn = rpc.NewConn(stdoutR, stdinW, o.Options)
-	ch.conn.Start()
+	if o.Connect == nil {
+		ch.conn = rpc.NewConn(stdoutR, stdinW, o.Options)
+		ch.conn.Start()
+		return ch, nil
+	}
+	conn, err := ch.connect(ctx, o.Connect)
+	ch.conn = conn
+	if err != nil {
+		ce := &ChildConnectError{Err: err}
+		if ctx.Err() != nil { // the child is abandoned, not done with
+
+			ce.CloseErr = ch.Terminate()
+		} else {
+			ce.CloseErr = ch.Close()
+		}
+		ce.ProcessState, ce.StderrTail = ch.ProcessState(), ch.StderrTail()
+		return nil, ce
+	}
+	conn.Start()
 	return ch, nil
+}
+
+// connect runs Connect, interrupting its reads and writes when ctx ends.
+// It returns the Conn Connect returned, if any, also with an error.
+func (ch *Child) connect(ctx context.Context, connect func(context.Context, io.Reader, io.Writer) (*rpc.Conn, error)) (*rpc.Conn, error) {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		past := time.Unix(1, 0)
+		ch.stdout.SetReadDeadline(past)
+		ch.stdin.SetWriteDeadline(past)
+		close(fired)
+	})
+	conn, err := connect(ctx, ch.stdout, ch.stdin)
+	if !stop() {
+		// ctx ended, and the deadlines are in the past: the Child is not
+		// to be used, even if Connect got through.
+		<-fired
+		return conn, ctx.Err()
+	}
+	if err == nil && conn == nil {
+		err = errors.New("transport: ChildOptions.Connect returned neither a Conn nor an error")
+	}
+	return conn, err
+}
+
+// ChildConnectError is the error of StartChild when ChildOptions.Connect
+// failed, or of StartChildContext when its ctx ended before Connect
+// returned. The child has been ended and reaped by then (but when
+// CloseErr says it could not be), and the error says how it ended, which
+// is often why Connect failed: it exited, or closed its stdout.
+type ChildConnectError struct {
+	// Err is Connect's error, or ctx.Err() when ctx ended first.
+	Err error
+	// ProcessState says how the child ended; nil when it could not be
+	// reaped.
+	ProcessState *os.ProcessState
+	// StderrTail is the last lines of the child's stderr, as
+	// Child.StderrTail returns them once the child has exited.
+	StderrTail []string
+	// CloseErr is the teardown's error, Close's (or Terminate's): nil
+	// when the child was reaped and the Child's goroutines ended.
+	CloseErr error
+}
+
+// Error returns Err's message, with how the child ended and, when the
+// teardown failed, why.
+func (e *ChildConnectError) Error() string {
+	msg := "transport: connecting to the child: " + e.Err.Error()
+	if e.ProcessState != nil {
+		msg += " (the child ended: " + e.ProcessState.String() + ")"
+	}
+	if e.CloseErr != nil {
+		msg += "; " + e.CloseErr.Error()
+	}
+	return msg
+}
+
+// Unwrap returns Err, and CloseErr when it is set, so that errors.Is and
+// errors.As see through to them.
+func (e *ChildConnectError) Unwrap() []error {
+	if e.CloseErr != nil {
+		return []error{e.Err, e.CloseErr}
+	}
+	return []error{e.Err}
 }
 
 func orDefault[T int | time.Duration](v, def T) T {
@@ -223,7 +357,9 @@ func (e *ChildNotReapedError) Error() string {
 //
 //  1. the child's stdin is closed (which also ends a Write stuck on it),
 //     and Close waits EOFGrace; the Conn goes on reading the child's
-//     stdout meanwhile, so the child's last words do not block it;
+//     stdout meanwhile, and once the Conn has ended (the caller may have
+//     shut it down first) what the child writes there is read and
+//     discarded, so that its last words never block it;
 //  2. SIGTERM, and Close waits KillGrace;
 //  3. SIGKILL, and Close waits KillGrace (the error is then a
 //     *ChildNotReapedError);
@@ -231,22 +367,42 @@ func (e *ChildNotReapedError) Error() string {
 //     group (grandchildren) gets SIGTERM and, after at most KillGrace,
 //     SIGKILL;
 //  5. the Conn is closed (its pending calls fail) and the stdout pipe
-//     too; Close
-//     waits up to KillGrace for the Conn's goroutines, then up to 500ms
-//     for the stderr reader (a grandchild may hold the pipe), and closes
-//     the stderr pipe.
+//     too; Close waits up to KillGrace for the Conn's goroutines (and the
+//     reader of step 1), then up to 500ms for the stderr reader (a
+//     grandchild may hold the pipe), and closes the stderr pipe.
 //
 // Close therefore returns within EOFGrace + 4×KillGrace + 500ms.
 func (ch *Child) Close() error {
-	ch.closeOnce.Do(func() { ch.closeErr = ch.close() })
+	ch.closeOnce.Do(func() { ch.closeErr = ch.close(ch.eofGrace) })
 	return ch.closeErr
 }
 
-func (ch *Child) close() error {
-	err := ch.stop()
-	ch.conn.Close()
-	ch.stdout.Close() // interrupts a read in progress
-	if !bounded.Wait(func() { ch.conn.Wait() }, ch.killGrace) {
+// Terminate ends the child as Close does, but for step 1's wait: SIGTERM
+// follows the closing of its stdin at once. It is for a child that is
+// abandoned rather than done with (an interrupt, a timeout), which is not
+// to be given EOFGrace to finish: it returns within 4×KillGrace + 500ms.
+// Close and Terminate share one teardown: the first called runs it, and
+// both return its result.
+func (ch *Child) Terminate() error {
+	ch.closeOnce.Do(func() { ch.closeErr = ch.close(0) })
+	return ch.closeErr
+}
+
+func (ch *Child) close(eofGrace time.Duration) error {
+	drained := make(chan struct{})
+	go ch.drainStdout(drained)
+	err := ch.stop(eofGrace)
+	if ch.conn != nil {
+		ch.conn.Close()
+	}
+	ch.stdout.Close() // interrupts a read in progress, the Conn's or drainStdout's
+	ended := func() {
+		if ch.conn != nil {
+			ch.conn.Wait()
+		}
+		<-drained
+	}
+	if !bounded.Wait(ended, ch.killGrace) {
 		err = errors.Join(err, fmt.Errorf("transport: the connection's goroutines had not stopped after %v (a read or a write of the child's pipes could not be interrupted)", ch.killGrace))
 	}
 	if ch.ProcessState() != nil {
@@ -257,10 +413,27 @@ func (ch *Child) close() error {
 	return err
 }
 
-// stop runs the ladder's first four steps (see Close).
-func (ch *Child) stop() error {
+// drainStdout reads and discards the child's stdout once the Conn has
+// ended and its goroutines have exited (at once when there is none:
+// Connect failed), until close closes the pipe. Otherwise a child whose
+// Conn was shut down before Close, and which writes more than the pipe
+// holds on its way out, would block until SIGTERM.
+func (ch *Child) drainStdout(done chan<- struct{}) {
+	defer close(done)
+	if ch.conn != nil {
+		ch.conn.Wait()
+	}
+	// The Conn's Close, or StartChildContext's ctx, may have left a
+	// deadline in the past.
+	ch.stdout.SetReadDeadline(time.Time{})
+	_, _ = io.Copy(io.Discard, ch.stdout)
+}
+
+// stop runs the ladder's first four steps (see Close); eofGrace is step
+// 1's wait, none for Terminate.
+func (ch *Child) stop(eofGrace time.Duration) error {
 	ch.stdin.Close() // also when the child is gone: the pipe must not leak
-	if ch.waitExit(ch.eofGrace) {
+	if ch.waitExit(eofGrace) {
 		ch.sweep()
 		return nil
 	}
@@ -279,12 +452,15 @@ func (ch *Child) stop() error {
 	return &ChildNotReapedError{Grace: ch.killGrace, KillErr: killErr}
 }
 
-// waitExit waits up to d for the child to be reaped.
+// waitExit waits up to d for the child to be reaped; d <= 0 only looks.
 func (ch *Child) waitExit(d time.Duration) bool {
 	select {
 	case <-ch.exited:
 		return true
 	default:
+	}
+	if d <= 0 {
+		return false
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os/exec"
@@ -172,6 +173,13 @@ func TestChildStartErrors(t *testing.T) {
 	cmd.Stdout = new(strings.Builder)
 	if _, err := transport.StartChild(cmd, nil); err == nil {
 		t.Error("StartChild accepted a command with Stdout set")
+	}
+	// A context that has ended already: nothing is started.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	cmd = exec.Command("sh")
+	if _, err := transport.StartChildContext(ctx, cmd, nil); !errors.Is(err, context.Canceled) || cmd.Process != nil {
+		t.Errorf("StartChildContext with an ended context: %v, process %v", err, cmd.Process)
 	}
 }
 

@@ -102,7 +102,23 @@
 // Close therefore returns within EOFGrace + 4×KillGrace + 500ms: 17.5s
 // with the defaults. It sends nothing on the Conn first: a protocol whose
 // peer expects a shutdown request (LSP, the DeepSeek Harness protocol,
-// whose sdkproto.Launch does so) sends it before Close.
+// whose sdkproto.Launch does so) sends it before Close. Once the Conn has
+// ended (a caller that shut it down first), Close reads and discards what
+// the child still writes, so that its last words do not block its exit.
+// Terminate is the same ladder without step 1's wait, for a child that is
+// abandoned (an interrupt, a timeout) rather than done with.
+//
+// ChildOptions.Connect makes the Conn in StartChild's place, for a
+// protocol that speaks on the raw pipes first: it is called once the
+// child has started, with its stdout and stdin as they are (their
+// deadlines still work), writes and reads them as it needs to (a greeting,
+// a probe whose answer tells the child's framing, as cmd/rpcurl's does),
+// and returns the Conn, what it read already put back in front; StartChild
+// starts it. When Connect fails, the child is ended with the usual ladder
+// and StartChild returns a *ChildConnectError: Connect's error, the
+// child's ProcessState and the tail of its stderr. StartChildContext
+// bounds Connect with a context: when it ends, Connect's reads and writes
+// are interrupted and the child is ended as by Terminate.
 //
 // # HTTP: HTTPHandler and DialHTTP
 //
