@@ -1,255 +1,138 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"sync"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
-	"github.com/linerpc/linerpc/internal/lines"
+	"github.com/linerpc/linerpc/rpc"
+	"github.com/linerpc/linerpc/rpc/transport"
 )
 
-// child is the server started for a '-- CMD' target: a child process whose
-// stdin and stdout rpcurl reads and writes as they are (the framing probe
-// is written before any rpc.Conn exists), and whose end its close sees to.
-//
-// It is transport.StartChild's process handling, which rpcurl cannot use
-// as it is: StartChild starts its Conn over the pipes at once, with a
-// framing given in advance, and hands out no raw stream to probe on. The
-// rules are StartChild's: the child leads a process group of its own (on
-// unix), its stderr is read all along (its last lines kept for errors),
-// and close ends it with a bounded ladder, then what is left of its group.
-type child struct {
-	cmd   *exec.Cmd
-	group bool // the child leads a process group of its own (unix)
-
-	stdin  *os.File // the write end of the child's stdin
-	stdout *os.File // the read end of the child's stdout
-	stderr *os.File // the read end of the child's stderr
-	tail   *lines.Tail
-
-	exited chan struct{} // closed once the child is reaped, after state is set
-	state  *os.ProcessState
-	wg     sync.WaitGroup // the waiter, the stderr reader, the stdout drain
-
-	stderrDone chan struct{}
-	closeOnce  sync.Once
-	closeErr   error
+// childTarget is the server of a '-- CMD' target: a child process that
+// transport.StartChildContext starts and ends (its own process group, its
+// stderr read all along, the teardown ladder), over whose pipes rpcurl
+// makes the Conn itself, with ChildOptions.Connect, once the framing probe
+// has told the framing (client.open). What is rpcurl's own: the ladder's
+// waits, and the messages that say how the child ended.
+type childTarget struct {
+	pid    int
+	ch     *transport.Child             // nil when Connect failed
+	failed *transport.ChildConnectError // how the child ended then
 }
 
 // The teardown ladder's waits: transport's defaults, but for a shorter
-// wait at the end of the input, since rpcurl's work is done by then.
+// wait at the end of the input, since rpcurl's work is done by then; and
+// the stderr lines kept for the message of a child that failed.
 const (
 	childEOFGrace  = 2 * time.Second // after closing its stdin, before SIGTERM
 	childKillGrace = 3 * time.Second // after SIGTERM, after SIGKILL; for the group left
-	stderrDrain    = 500 * time.Millisecond
 	childTailLines = 20
 )
 
-// startChild starts argv with its stdin and stdout on pipes, and its
-// stderr read continuously: its last lines are kept, and copied to
-// copyStderr when that is set.
-func startChild(argv []string, copyStderr io.Writer) (*child, error) {
-	var pipes [6]*os.File // stdin r/w, stdout r/w, stderr r/w
-	for i := 0; i < 6; i += 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeFiles(pipes[:]...)
-			return nil, err
-		}
-		pipes[i], pipes[i+1] = r, w
-	}
-	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
+// startChild starts the target's command, its stderr copied to rpcurl's
+// with -v, and makes the Conn over its pipes (see open). The child is
+// ended already when the Conn cannot be made (the error is then a
+// *waitError, and c.child says how the child ended).
+func (c *client) startChild(ctx context.Context) error {
+	argv := c.o.target.argv
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	group := ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		closeFiles(pipes[:]...)
-		return nil, err
+	if c.o.verbose {
+		cmd.Stderr = c.e.stderr
 	}
-	closeFiles(stdinR, stdoutW, stderrW) // the child holds its own copies
-	c := &child{
-		cmd: cmd, group: group,
-		stdin: stdinW, stdout: stdoutR, stderr: stderrR,
-		tail:       lines.NewTail(childTailLines),
-		exited:     make(chan struct{}),
-		stderrDone: make(chan struct{}),
-	}
-	c.wg.Add(2)
-	go c.wait()
-	go c.readStderr(copyStderr)
-	return c, nil
-}
-
-func closeFiles(fs ...*os.File) {
-	for _, f := range fs {
-		if f != nil {
-			f.Close()
+	t := &childTarget{}
+	ch, err := transport.StartChildContext(ctx, cmd, &transport.ChildOptions{
+		EOFGrace:    childEOFGrace,
+		KillGrace:   childKillGrace,
+		StderrLines: childTailLines,
+		Connect: func(ctx context.Context, stdout io.Reader, stdin io.Writer) (*rpc.Conn, error) {
+			t.pid = cmd.Process.Pid
+			c.verbosef("started %s (pid %d)", c.o.target, t.pid)
+			return c.open(ctx, stdout, stdin)
+		},
+	})
+	var failed *transport.ChildConnectError
+	switch {
+	case errors.As(err, &failed):
+		t.failed, c.child = failed, t
+		var we *waitError
+		if errors.As(failed.Err, &we) {
+			return we
 		}
-	}
-}
-
-// stream returns the child's stdout and stdin as one stream.
-func (c *child) stream() rawStream { return pipeStream{c.stdout, c.stdin} }
-
-// pipeStream reads one pipe and writes another.
-type pipeStream struct{ r, w *os.File }
-
-func (p pipeStream) Read(b []byte) (int, error)         { return p.r.Read(b) }
-func (p pipeStream) Write(b []byte) (int, error)        { return p.w.Write(b) }
-func (p pipeStream) SetReadDeadline(t time.Time) error  { return p.r.SetReadDeadline(t) }
-func (p pipeStream) SetWriteDeadline(t time.Time) error { return p.w.SetWriteDeadline(t) }
-
-func (c *child) wait() {
-	defer c.wg.Done()
-	_ = c.cmd.Wait()
-	c.state = c.cmd.ProcessState
-	close(c.exited)
-}
-
-func (c *child) readStderr(copyTo io.Writer) {
-	defer c.wg.Done()
-	defer close(c.stderrDone)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := c.stderr.Read(buf)
-		if n > 0 {
-			c.tail.Write(buf[:n])
-			if copyTo != nil {
-				copyTo.Write(buf[:n])
-			}
+		// ctx's error, in place of open's.
+		awaited := "the start"
+		if c.probing {
+			awaited = "the answer to " + c.probeMethod
 		}
-		if err != nil {
-			c.tail.Flush()
-			return
-		}
+		return &waitError{awaited: awaited, err: failed.Err}
+	case err != nil && ctx.Err() != nil:
+		return &waitError{awaited: "the start", err: ctx.Err()}
+	case errors.Is(err, exec.ErrNotFound):
+		return &startError{fmt.Errorf("cannot start the server: %q not found (is it installed and on $PATH?)", argv[0])}
+	case err != nil:
+		return &startError{fmt.Errorf("cannot start the server %q: %w", argv[0], err)}
 	}
+	t.ch, c.child, c.conn = ch, t, ch.Conn()
+	return nil
 }
 
-// processState returns how the child ended once it is reaped, else nil.
-func (c *child) processState() *os.ProcessState {
-	select {
-	case <-c.exited:
-		return c.state
-	default:
-		return nil
-	}
-}
-
-// stderrTail returns the last lines of the child's stderr, once its
-// reader has taken in what the pipe held (close waits for that).
-func (c *child) stderrTail() []string { return c.tail.Lines() }
-
-// close ends the child, once the rpc.Conn over its pipes has ended: its
-// stdin is closed and its stdout read on (and discarded) while it exits;
-// after eofGrace (none when not graceful: Ctrl-C, --timeout) it gets
-// SIGTERM, after childKillGrace more SIGKILL; once it is reaped, what is
-// left of its process group gets SIGTERM and, after childKillGrace,
-// SIGKILL. Every goroutine of the child has ended when close returns, but
-// for a child that SIGKILL did not end (the error says so). Idempotent.
-func (c *child) close(graceful bool) error {
-	c.closeOnce.Do(func() { c.closeErr = c.stop(graceful) })
-	return c.closeErr
-}
-
-func (c *child) stop(graceful bool) error {
-	c.wg.Add(1)
-	go func() { // the child's last words must not block it
-		defer c.wg.Done()
-		io.Copy(io.Discard, c.stdout)
-	}()
-	c.stdin.Close()
+// close ends the child, once the Conn has ended: graceful, with the
+// ladder that begins with the end of its input, else (Ctrl-C, --timeout)
+// with SIGTERM at once. A child whose Conn could not be made is ended
+// already. The error is the teardown's, said in rpcurl's terms.
+func (t *childTarget) close(graceful bool) error {
 	var err error
-	eofGrace := childEOFGrace
-	if !graceful {
-		eofGrace = 0
-	}
-	if !c.waitExit(eofGrace) {
-		if c.signal(sigTerm) != nil || !c.waitExit(childKillGrace) {
-			killErr := c.signal(os.Kill)
-			if !c.waitExit(childKillGrace) {
-				err = fmt.Errorf("the server's process %d did not exit within %s of SIGKILL (%v)", c.cmd.Process.Pid, childKillGrace, killErr)
-			}
-		}
-	}
-	if err == nil {
-		c.sweep()
-	}
-	c.stdout.Close() // ends the drain
-	if c.processState() == nil {
-		c.stderr.Close()
-		return err // the waiter stays blocked for as long as the process lives
-	}
-	drain := time.NewTimer(stderrDrain)
-	select {
-	case <-c.stderrDone:
-	case <-drain.C:
-		c.stderr.Close() // a grandchild holds the pipe open
-	}
-	drain.Stop()
-	c.wg.Wait()
-	c.stderr.Close()
-	return err
-}
-
-// waitExit waits up to d for the child to be reaped.
-func (c *child) waitExit(d time.Duration) bool {
-	select {
-	case <-c.exited:
-		return true
+	switch {
+	case t.ch == nil:
+		err = t.failed.CloseErr
+	case graceful:
+		err = t.ch.Close()
 	default:
+		err = t.ch.Terminate()
 	}
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
-// signal sends sig to the child's process group, or to the child alone
-// when it has none.
-func (c *child) signal(sig os.Signal) error {
-	if c.group && signalGroup(c.cmd.Process.Pid, sig) == nil {
-		return nil
-	}
-	err := c.cmd.Process.Signal(sig)
-	if errors.Is(err, os.ErrProcessDone) {
-		return nil
+	var nr *transport.ChildNotReapedError
+	if errors.As(err, &nr) {
+		msg := fmt.Sprintf("the server's process %d did not exit within %s of SIGKILL", t.pid, nr.Grace)
+		if nr.KillErr != nil {
+			msg += fmt.Sprintf(" (%v)", nr.KillErr)
+		}
+		return errors.New(msg)
 	}
 	return err
 }
 
-// sweepPoll is how often sweep looks whether the group is gone: the
-// processes left in it are not our children, so no exit can be waited for.
-const sweepPoll = 5 * time.Millisecond
+// hangUp says how the child ended the exchange before awaited came, once
+// it is closed: its exit status and, with tail, the end of its stderr.
+func (t *childTarget) hangUp(awaited string, tail bool) string {
+	var st *os.ProcessState
+	var lines []string
+	if t.ch != nil {
+		st, lines = t.ch.ProcessState(), t.ch.StderrTail()
+	} else {
+		st, lines = t.failed.ProcessState, t.failed.StderrTail
+	}
+	what := "closed its output"
+	if st != nil {
+		what = "exited (" + exitStatus(st) + ")"
+	}
+	msg := "the server " + what + " before " + awaited
+	if tail && len(lines) > 0 {
+		msg += "; its stderr ended with:\n  " + strings.Join(lines, "\n  ")
+	}
+	return msg
+}
 
-// sweep ends what is left of the child's process group once the child is
-// reaped: SIGTERM, up to childKillGrace for it to go, then SIGKILL.
-func (c *child) sweep() {
-	pid := c.cmd.Process.Pid
-	if !c.group || !groupAlive(pid) {
-		return
+// exitStatus describes how a process ended.
+func exitStatus(st *os.ProcessState) string {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "signal: " + ws.Signal().String()
 	}
-	signalGroup(pid, sigTerm)
-	deadline := time.NewTimer(childKillGrace)
-	defer deadline.Stop()
-	tick := time.NewTicker(sweepPoll)
-	defer tick.Stop()
-	for groupAlive(pid) {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			signalGroup(pid, os.Kill)
-			return
-		}
-	}
+	return "exit code " + strconv.Itoa(st.ExitCode())
 }

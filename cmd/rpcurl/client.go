@@ -9,11 +9,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/linerpc/linerpc/rpc"
@@ -31,16 +28,16 @@ type client struct {
 	e *env
 	o *options
 
-	conn *rpc.Conn // nil until the framing is known (auto), or for a failed start
+	conn *rpc.Conn // nil for a failed start
 
-	raw   rawStream   // the stream under the Conn (nil for http)
-	child *child      // a '-- CMD' target
-	nc    net.Conn    // a tcp or unix target
-	http  *httpTarget // an http target's
+	child *childTarget // a '-- CMD' target
+	nc    net.Conn     // a tcp or unix target
+	http  *httpTarget  // an http target's
 
 	// answered is set once the server answered a request of ours.
 	answered bool
-	// probing is set while the next request is to be the framing probe.
+	// probing is set while the answer to the framing probe, sent by
+	// connect, is to be the next request's.
 	probing     bool
 	probeMethod string
 	replies     chan probeReply // the answer to the probe (onDrop)
@@ -49,24 +46,16 @@ type client struct {
 }
 
 // connect reaches the server: starts the child, dials, or prepares the
-// HTTP exchange. Nothing is written yet.
+// HTTP exchange, and makes the Conn. On a stream with --framing auto it
+// sends the first request of the exchange (firstRequest) as the framing
+// probe, and reads the server's first bytes to make the Conn with its
+// framing; request then waits for the answer. With an error, the client
+// returned, if any, is to be closed, and tells how a child ended.
 func connect(ctx context.Context, e *env, o *options) (*client, error) {
 	c := &client{e: e, o: o, replies: make(chan probeReply, 1), echoed: make(chan struct{})}
 	switch o.target.kind {
 	case "exec":
-		var copyStderr io.Writer
-		if o.verbose {
-			copyStderr = e.stderr
-		}
-		ch, err := startChild(o.target.argv, copyStderr)
-		if err != nil {
-			if errors.Is(err, exec.ErrNotFound) {
-				return nil, &startError{fmt.Errorf("cannot start the server: %q not found (is it installed and on $PATH?)", o.target.argv[0])}
-			}
-			return nil, &startError{fmt.Errorf("cannot start the server %q: %w", o.target.argv[0], err)}
-		}
-		c.child, c.raw = ch, ch.stream()
-		c.verbosef("started %s (pid %d)", o.target, ch.cmd.Process.Pid)
+		return c, c.startChild(ctx)
 	case "tcp", "unix":
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, o.target.kind, o.target.address)
@@ -76,8 +65,14 @@ func connect(ctx context.Context, e *env, o *options) (*client, error) {
 			}
 			return nil, &startError{fmt.Errorf("cannot connect to %s: %w", o.target, unwrapOp(err))}
 		}
-		c.nc, c.raw = nc, nc
+		c.nc = nc
 		c.verbosef("connected to %s", o.target)
+		conn, err := c.open(ctx, nc, nc)
+		if err != nil {
+			return c, err
+		}
+		c.conn = conn
+		conn.Start()
 	case "http":
 		conn, t, err := dialHTTP(o.target.address, o.target.header, c.connOptions(rpc.NewlineFraming))
 		if err != nil {
@@ -85,19 +80,45 @@ func connect(ctx context.Context, e *env, o *options) (*client, error) {
 		}
 		c.conn, c.http = conn, t
 		c.verbosef("one HTTP POST per message to %s", o.target)
-		return c, nil
-	}
-	switch o.framing {
-	case framingAuto:
-		c.probing = true
-	case framingNewline:
-		c.startConn(rpc.NewlineFraming, nil)
-		c.verbosef("framing: newline (--framing)")
-	case framingContentLength:
-		c.startConn(rpc.ContentLengthFraming, nil)
-		c.verbosef("framing: Content-Length (--framing)")
 	}
 	return c, nil
+}
+
+// open returns the Conn, not started, over a stream to the server (r its
+// output, w its input) with the framing of --framing; with auto, once
+// the framing probe has told it (see probe.go). Its error is a
+// *waitError for the probe's answer.
+func (c *client) open(ctx context.Context, r io.Reader, w io.Writer) (*rpc.Conn, error) {
+	switch c.o.framing {
+	case framingNewline:
+		c.verbosef("framing: newline (--framing)")
+		return rpc.NewConn(r, w, c.connOptions(rpc.NewlineFraming)), nil
+	case framingContentLength:
+		c.verbosef("framing: Content-Length (--framing)")
+		return rpc.NewConn(r, w, c.connOptions(rpc.ContentLengthFraming)), nil
+	}
+	method, params := c.o.firstRequest()
+	c.probing, c.probeMethod = true, method
+	c.verbosef("framing: auto: %s sent as a Content-Length frame whose body ends with a newline", method)
+	failed := func(err error) error {
+		if errors.Is(err, io.EOF) {
+			err = errHungUp
+		}
+		return &waitError{awaited: "the answer to " + method, err: err}
+	}
+	if err := writeAll(ctx, w, probeFrame(method, params)); err != nil {
+		return nil, failed(err)
+	}
+	f, peeked, err := readFraming(ctx, r)
+	if err != nil {
+		return nil, failed(err)
+	}
+	how := "not a header"
+	if f == rpc.ContentLengthFraming {
+		how = "a header"
+	}
+	c.verbosef("framing: %s (the server's first bytes are %s)", f, how)
+	return rpc.NewConn(&prefixReader{rest: peeked, r: r}, w, c.connOptions(f)), nil
 }
 
 // unwrapOp drops the *net.OpError's repetition of the address.
@@ -123,19 +144,11 @@ func (c *client) connOptions(f rpc.Framing) *rpc.Options {
 	return &rpc.Options{Handler: reg, Framing: f, OnDrop: c.onDrop}
 }
 
-// startConn starts the Conn over the raw stream, with peeked, the bytes
-// read from it already, in front.
-func (c *client) startConn(f rpc.Framing, peeked []byte) {
-	r := &prefixReader{rest: peeked, r: c.raw}
-	c.conn = rpc.NewConn(r, c.raw, c.connOptions(f))
-	c.conn.Start()
-}
-
 // prefixReader reads rest, then r; its deadline is r's, so that Close
 // can interrupt the Conn's reading.
 type prefixReader struct {
 	rest []byte
-	r    rawStream
+	r    io.Reader
 }
 
 func (p *prefixReader) Read(b []byte) (int, error) {
@@ -147,18 +160,29 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 	return p.r.Read(b)
 }
 
-func (p *prefixReader) SetReadDeadline(t time.Time) error { return p.r.SetReadDeadline(t) }
+// SetReadDeadline sets r's; a stream without one has none (rpc.NewConn
+// then sees none).
+func (p *prefixReader) SetReadDeadline(t time.Time) error {
+	if d, ok := p.r.(readDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return os.ErrNoDeadline
+}
 
 // request sends a request for method with params (nil: none) and returns
-// its result: the framing probe when it is the first on a stream with
-// --framing auto, a call of the Conn's otherwise. A JSON-RPC error answer
-// is an *rpc.Error; any other error a *waitError.
+// its result: the first of the exchange on a stream with --framing auto
+// was sent by connect, as the framing probe, and only its answer is
+// awaited; the others are calls of the Conn's. A JSON-RPC error answer is
+// an *rpc.Error; any other error a *waitError.
 func (c *client) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	var res json.RawMessage
 	var err error
 	if c.probing {
 		c.probing = false
-		res, err = c.probe(ctx, method, params)
+		if method != c.probeMethod { // firstRequest does not say what exchange does
+			return nil, fmt.Errorf("rpcurl: internal error: %s requested first, but the probe sent was %s", method, c.probeMethod)
+		}
+		res, err = c.probeAnswer(ctx)
 	} else {
 		var p any
 		if params != nil {
@@ -186,28 +210,9 @@ func (c *client) request(ctx context.Context, method string, params json.RawMess
 	return nil, &waitError{awaited: "the answer to " + method, err: err}
 }
 
-// probe sends the request as the framing probe (see probe.go), starts the
-// Conn with the framing the server's first bytes show, and waits for the
-// answer, which the Conn hands to onDrop.
-func (c *client) probe(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	c.probeMethod = method
-	c.verbosef("framing: auto: %s sent as a Content-Length frame whose body ends with a newline", method)
-	if err := writeAll(ctx, c.raw, probeFrame(method, params)); err != nil {
-		return nil, err
-	}
-	f, peeked, err := readFraming(ctx, c.raw)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = errHungUp
-		}
-		return nil, err
-	}
-	how := "not a header"
-	if f == rpc.ContentLengthFraming {
-		how = "a header"
-	}
-	c.verbosef("framing: %s (the server's first bytes are %s)", f, how)
-	c.startConn(f, peeked)
+// probeAnswer waits for the answer to the framing probe, which the Conn
+// hands to onDrop.
+func (c *client) probeAnswer(ctx context.Context) (json.RawMessage, error) {
 	var r probeReply
 	select {
 	case r = <-c.replies:
@@ -327,8 +332,9 @@ func excerpt(b []byte) string {
 
 // close tears the connection down: graceful, it writes what is queued
 // first (a notification), and gives a child its time to exit at the end
-// of its input; otherwise (Ctrl-C, --timeout) it closes at once. Every
-// goroutine of the client has ended when it returns.
+// of its input; otherwise (Ctrl-C, --timeout) it closes at once, and a
+// child gets SIGTERM at once. Every goroutine of the client has ended
+// when it returns.
 func (c *client) close(graceful bool) {
 	if c.conn != nil {
 		if graceful {
@@ -338,8 +344,6 @@ func (c *client) close(graceful bool) {
 		} else {
 			c.conn.Close()
 		}
-	}
-	if c.conn != nil {
 		c.conn.Wait() // Close interrupted its reading (a deadline, or DialHTTP's own end)
 	}
 	switch {
@@ -393,25 +397,7 @@ func (e *waitError) Unwrap() error { return e.err }
 // stderr.
 func (c *client) hangUp(err error, awaited string) string {
 	if c.child != nil {
-		what := "closed its output"
-		if st := c.child.processState(); st != nil {
-			what = "exited (" + exitStatus(st) + ")"
-		}
-		msg := "the server " + what + " before " + awaited
-		if !c.o.verbose { // -v showed its stderr as it came
-			if tail := c.child.stderrTail(); len(tail) > 0 {
-				msg += "; its stderr ended with:\n  " + strings.Join(tail, "\n  ")
-			}
-		}
-		return msg
+		return c.child.hangUp(awaited, !c.o.verbose) // -v showed its stderr as it came
 	}
 	return "the server closed the connection before " + awaited
-}
-
-// exitStatus describes how a process ended.
-func exitStatus(st *os.ProcessState) string {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "signal: " + ws.Signal().String()
-	}
-	return "exit code " + strconv.Itoa(st.ExitCode())
 }

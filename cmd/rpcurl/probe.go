@@ -55,14 +55,13 @@ func probeFrame(method string, params json.RawMessage) []byte {
 	return append(frame, body...)
 }
 
-// rawStream is a byte stream to the server whose reads and writes can be
-// interrupted: a net.Conn, or a child's pipes.
-type rawStream interface {
-	io.Reader
-	io.Writer
-	SetReadDeadline(time.Time) error
-	SetWriteDeadline(time.Time) error
-}
+// readDeadliner and writeDeadliner are the deadlines of a stream to the
+// server, with which a read or a write is interrupted: a net.Conn has
+// both, and so do a child's pipes (os.File).
+type (
+	readDeadliner  interface{ SetReadDeadline(time.Time) error }
+	writeDeadliner interface{ SetWriteDeadline(time.Time) error }
+)
 
 // maxPeek bounds the bytes read to tell the framing, white space before
 // them aside: a header name is short.
@@ -73,10 +72,14 @@ const maxPeek = 256
 // header name followed by ':' means Content-Length, anything else (a JSON
 // value) newline. It returns every byte read, which belongs to the Conn.
 // ctx interrupts the read; the error is then ctx's.
-func readFraming(ctx context.Context, r rawStream) (rpc.Framing, []byte, error) {
+func readFraming(ctx context.Context, r io.Reader) (rpc.Framing, []byte, error) {
 	buf := make([]byte, 0, 4<<10)
 	var f rpc.Framing
-	err := withDeadline(ctx, r.SetReadDeadline, func() error {
+	var set func(time.Time) error
+	if d, ok := r.(readDeadliner); ok {
+		set = d.SetReadDeadline
+	}
+	err := withDeadline(ctx, set, func() error {
 		for {
 			if len(buf) == cap(buf) {
 				buf = append(buf, 0)[:len(buf)]
@@ -131,8 +134,12 @@ func isTokenByte(b byte) bool {
 }
 
 // writeAll writes b to w, interrupted by ctx (the error is then ctx's).
-func writeAll(ctx context.Context, w rawStream, b []byte) error {
-	return withDeadline(ctx, w.SetWriteDeadline, func() error {
+func writeAll(ctx context.Context, w io.Writer, b []byte) error {
+	var set func(time.Time) error
+	if d, ok := w.(writeDeadliner); ok {
+		set = d.SetWriteDeadline
+	}
+	return withDeadline(ctx, set, func() error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -141,7 +148,12 @@ func writeAll(ctx context.Context, w rawStream, b []byte) error {
 // withDeadline runs op, which reads or writes a stream whose deadline
 // set sets, and interrupts it when ctx ends by setting the deadline in
 // the past; it returns ctx's error then. The deadline is cleared after.
+// Without set (a stream without a deadline), op is left to end when ctx
+// ends by other means.
 func withDeadline(ctx context.Context, set func(time.Time) error, op func() error) error {
+	if set == nil {
+		set = func(time.Time) error { return nil }
+	}
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		set(time.Unix(1, 0))

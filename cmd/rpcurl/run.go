@@ -77,10 +77,12 @@ func (o *options) exchange(ctx context.Context, e *env, c **client) error {
 		return &waitError{awaited: "the start", err: ctx.Err()}
 	}
 	cl, err := connect(ctx, e, o)
+	if cl != nil {
+		*c = cl
+	}
 	if err != nil {
 		return err
 	}
-	*c = cl
 	if o.doc == nil && (validate || o.verb == verbList || o.verb == verbDescribe) {
 		doc, err := o.discover(ctx, cl)
 		if err != nil {
@@ -142,6 +144,18 @@ func (o *options) exchange(ctx context.Context, e *env, c **client) error {
 		cl.verbosef("notification %s written", o.method)
 	}
 	return nil
+}
+
+// firstRequest returns the first request exchange sends once connected,
+// which connect sends as the framing probe with --framing auto: the
+// document's rpc.discover when it is needed (and by notify, which has
+// nothing else to tell the framing by), else the call itself.
+func (o *options) firstRequest() (string, json.RawMessage) {
+	validate := (o.verb == verbCall || o.verb == verbNotify) && !o.noValidate
+	if o.verb == verbCall && (o.doc != nil || !validate) {
+		return o.method, o.params
+	}
+	return openrpc.Discover.Name(), nil
 }
 
 // discover asks the server for its document. A JSON-RPC error answer is
