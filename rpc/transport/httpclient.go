@@ -94,10 +94,18 @@ type HTTPClientOptions struct {
 // server sees the request's context end: on an HTTPHandler, the handler's
 // context ends too). Close and Shutdown, once the Conn has ended, cancel
 // every POST in flight, and a POST's goroutine exits once its
-// http.Client call has returned; the Conn's Wait waits for them too while
-// its reader is waiting for answers, as it is whenever it has none to
-// read. One goroutine waits for the Conn to end, besides the Conn's own
-// and the POSTs'; it exits once it has cancelled them.
+// http.Client call has returned; the Conn's Wait waits for these
+// goroutines too while its reader is waiting for answers, as it is
+// whenever it has none to read. One goroutine waits for the Conn to end,
+// besides the Conn's own and the POSTs'; it exits once it has cancelled
+// them.
+//
+// Shutdown does not wait for the POSTs in flight: for the Conn, a frame
+// is written once its POST has started, and its end is the same whether
+// Close or Shutdown brought it. A notification whose POST is still in
+// flight then is cancelled, with nothing logged: a caller that must know
+// that it was delivered watches the POSTs in the Client's Transport (as
+// cmd/rpcurl does) before Shutdown.
 func DialHTTP(endpoint string, opts *HTTPClientOptions) (*rpc.Conn, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
