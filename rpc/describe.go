@@ -25,11 +25,13 @@ type Doc struct {
 	Tags []string
 	// Deprecated marks a method that new callers should not use.
 	Deprecated bool
-	// ParamsName names the params in a document (such as "params" or the
-	// type's name); empty means the params type's name, or "params".
+	// ParamsName names the params in a document when they are described
+	// as one param (params that are not a struct, whose members would
+	// each be one); empty means "params".
 	ParamsName string
 	// ResultName names the result in a document; empty means the result
-	// type's name, or "result".
+	// type's name with a lower-case first letter, or "result" for a type
+	// without a name of its own.
 	ResultName string
 	// Errors lists the errors the method answers with, besides the
 	// protocol's own (such as CodeInvalidParams).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -140,5 +141,42 @@ func TestCheckParams(t *testing.T) {
 	}
 	if want := []string{"add", "add", "add", "note"}; !reflect.DeepEqual(refused, want) {
 		t.Fatalf("DropInvalidParams reported for %q, want %q", refused, want)
+	}
+}
+
+// A CheckParams that returns a nil *Error, or panics, does not take the
+// Conn down: the first refuses as any error does, the second is
+// recovered and answered CodeInternalError.
+func TestCheckParamsMisbehaving(t *testing.T) {
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, rpc.NewMethod[describedParams, int]("add"), func(_ context.Context, p describedParams) (int, error) { return p.A, nil })
+	rpc.HandleNotification(reg, rpc.NewNotification[describedParams]("note"), func(context.Context, describedParams) {})
+	var mu sync.Mutex
+	var drops []rpc.Drop
+	_, peer := rpctest.Start(t, &rpc.Options{
+		Handler: reg,
+		CheckParams: func(_ string, params json.RawMessage) error {
+			switch {
+			case strings.Contains(string(params), `"a":1`):
+				var e *rpc.Error
+				return e
+			case strings.Contains(string(params), `"a":2`):
+				panic("the check broke")
+			}
+			return nil
+		},
+		OnDrop: func(d rpc.Drop) { mu.Lock(); drops = append(drops, d); mu.Unlock() },
+	})
+	peer.Send(`{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1}}`)
+	peer.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"{{string}}"}}`)
+	peer.Send(`{"jsonrpc":"2.0","id":2,"method":"add","params":{"a":2}}`)
+	peer.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}`)
+	peer.Send(`{"jsonrpc":"2.0","method":"note","params":{"a":2}}`)
+	peer.Send(`{"jsonrpc":"2.0","id":3,"method":"add","params":{"a":3}}`)
+	peer.Expect(`{"jsonrpc":"2.0","id":3,"result":3}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(drops) != 3 || fmt.Sprint(drops[1].Err) == "" || !strings.Contains(fmt.Sprint(drops[1].Err), "the check broke") || !strings.Contains(fmt.Sprint(drops[2].Err), "the check broke") {
+		t.Fatalf("drops %v: want three, the last two the panic's", drops)
 	}
 }

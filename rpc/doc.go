@@ -298,10 +298,10 @@
 //
 // Method.Describe attaches an optional Doc (summary, errors, examples) to
 // a descriptor; Registry.Methods reports every registered method's name,
-// Go types and Doc. Package openrpc writes an OpenRPC document from them,
-// serves it as rpc.discover and checks params against it through
-// Options.CheckParams, which a Conn calls once params have decoded, before
-// the handler's turn. rpc does not import openrpc.
+// Go types and Doc. Package openrpc writes an OpenRPC document from them
+// and serves it as rpc.discover; package openrpc/validator checks params
+// against it through Options.CheckParams, which a Conn calls once params
+// have decoded, before the handler's turn. rpc imports neither.
 //
 // # Shutdown
 //

@@ -59,7 +59,9 @@ const (
 	// DropInvalidParams: a request or notification whose params do not
 	// decode into the handler's type (a request is answered
 	// CodeInvalidParams; Err has the decoder's error, which the answer
-	// does not carry), or a cancel notification whose params do not parse.
+	// does not carry), or that Options.CheckParams refused (a request is
+	// answered as CheckParams says; Err has its error), or a cancel
+	// notification whose params do not parse.
 	DropInvalidParams
 	// DropShutdown: a request or a notification read after Shutdown
 	// began; it is not served.

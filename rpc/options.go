@@ -110,8 +110,10 @@ type Options struct {
 	// an *Error, and otherwise with CodeInvalidParams and "invalid params: "
 	// followed by the error's text; a notification is dropped. Either is
 	// reported to OnDrop as DropInvalidParams. It runs on the reader, as
-	// decoding does, so it must not block. Package openrpc/validator
-	// checks params against their JSON Schema this way.
+	// decoding does, so it must not block, and it is called concurrently
+	// by every Conn that shares the Options. A panic in it is recovered:
+	// the frame is refused, a request answered CodeInternalError. Package
+	// openrpc/validator checks params against their JSON Schema this way.
 	CheckParams func(method string, params json.RawMessage) error
 
 	// MaxFrameSize is the longest frame accepted, in bytes: a line, LF

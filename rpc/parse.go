@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"unicode/utf8"
@@ -197,8 +198,9 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 		if err == nil && rd.checkParams != nil {
 			// The params decoded, so the guess that they end the frame, if
 			// any, holds: Raw is the member, whole.
-			if err = rd.checkParams(m.entry.name, json.RawMessage(env.Params.Raw)); err != nil {
-				err = paramsRefused{err}
+			if cerr := rd.check(m.entry.name, env.Params.Raw); cerr != nil {
+				t.release() // never run
+				err = paramsRefused{cerr}
 			}
 		}
 		refused, isRefused := err.(paramsRefused)
@@ -209,6 +211,8 @@ func (rd *reader) parseLine(line []byte, size int64, guess bool) (m message, ref
 			m = m.dropped(DropInvalidParams, refused.err)
 			m.kind, m.id, m.reply = msgAnswer, env.ID.Raw, refused.reply()
 			return m, false
+		case isRefused:
+			return m.dropped(DropInvalidParams, refused.err), false
 		case malformed && env.ParamsToEnd:
 			return m, true
 		case malformed:
@@ -391,14 +395,47 @@ func (p paramsRefused) Error() string { return p.err.Error() }
 func (p paramsRefused) Unwrap() error { return p.err }
 
 // reply returns the answer to a request whose params were refused: the
-// check's *Error as it is, or CodeInvalidParams with the error's text.
+// check's *Error as it is, CodeInternalError when the check panicked, or
+// CodeInvalidParams with the error's text.
 func (p paramsRefused) reply() *Error {
 	var e *Error
-	if errors.As(p.err, &e) {
+	var panicked checkPanic
+	switch {
+	case errors.As(p.err, &e):
 		return e
+	case errors.As(p.err, &panicked):
+		return &Error{Code: CodeInternalError, Message: "internal error"}
 	}
 	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + p.err.Error()}
 }
+
+// checkPanic is the refusal of params whose check (Options.CheckParams)
+// panicked: the panic is recovered, as a handler's is, and the frame
+// refused.
+type checkPanic struct{ value any }
+
+func (c checkPanic) Error() string {
+	return fmt.Sprintf("rpc: Options.CheckParams panicked: %v", c.value)
+}
+
+// check calls Options.CheckParams for the params raw of method, a panic
+// recovered as a refusal.
+func (rd *reader) check(method string, raw []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = checkPanic{v}
+		}
+	}()
+	err = rd.checkParams(method, json.RawMessage(raw))
+	if e, ok := err.(*Error); ok && e == nil {
+		// A nil *Error is a non-nil error whose Error method panics:
+		// refused, with a text of its own.
+		return errNilCheckError
+	}
+	return err
+}
+
+var errNilCheckError = errors.New("rpc: Options.CheckParams returned a nil *Error")
 
 // errGuessedParams says that params that did not decode were only guessed
 // to be the last member.
