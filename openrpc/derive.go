@@ -16,7 +16,8 @@ import (
 // place of the one its Go type would be described with: a union of
 // several shapes, a string with a pattern, a type with its own MarshalJSON.
 // JSONSchema is called on the type's zero value (on a pointer to it, for
-// a pointer receiver), once per document, and its result is copied.
+// a pointer receiver), each time the type is described, and its result is
+// copied.
 type Schemer interface {
 	JSONSchema() *Schema
 }
@@ -50,15 +51,17 @@ func newDeriver() *deriver {
 }
 
 var (
-	schemerType       = reflect.TypeFor[Schemer]()
-	marshalerType     = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	rawMessageType    = reflect.TypeFor[json.RawMessage]()
-	timeType          = reflect.TypeFor[time.Time]()
-	bigIntType        = reflect.TypeFor[big.Int]()
-	bigFloatType      = reflect.TypeFor[big.Float]()
-	bigRatType        = reflect.TypeFor[big.Rat]()
-	numberType        = reflect.TypeFor[json.Number]()
+	schemerType         = reflect.TypeFor[Schemer]()
+	marshalerType       = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	timeType            = reflect.TypeFor[time.Time]()
+	bigIntType          = reflect.TypeFor[big.Int]()
+	bigFloatType        = reflect.TypeFor[big.Float]()
+	bigRatType          = reflect.TypeFor[big.Rat]()
+	numberType          = reflect.TypeFor[json.Number]()
 )
 
 // refPrefix is where a document's named schemas are.
@@ -107,14 +110,16 @@ func (d *deriver) schema(t reflect.Type) (*Schema, error) {
 		}
 		return &Schema{Type: Types{"string", "number"}}, nil
 	}
-	// A type with its own MarshalJSON writes what it likes: a struct is
-	// taken to write its fields, as it usually does, another type any
-	// value (a Schemer says what it is). MarshalText writes a string.
-	ownJSON := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	// A type with its own MarshalJSON or UnmarshalJSON writes and reads
+	// what it likes: a struct is taken to write its fields, as it usually
+	// does, unless the method is an embedded field's, promoted (a struct
+	// embedding time.Time is a time); another type is any value (a Schemer
+	// says what it is). MarshalText and UnmarshalText read and write a
+	// string.
 	switch {
-	case ownJSON && (t.Kind() != reflect.Struct || len(jsonFields(t)) == 0):
+	case ownJSON(t) && (t.Kind() != reflect.Struct || promotesJSON(t) || len(jsonFields(t)) == 0):
 		return &Schema{}, nil
-	case !ownJSON && (t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)):
+	case !ownJSON(t) && ownText(t):
 		return &Schema{Type: Types{"string"}}, nil
 	}
 	switch t.Kind() {
@@ -136,7 +141,7 @@ func (d *deriver) schema(t reflect.Type) (*Schema, error) {
 	case reflect.Interface:
 		return &Schema{}, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType) && !reflect.PointerTo(t.Elem()).Implements(marshalerType) {
+		if e := t.Elem(); e.Kind() == reflect.Uint8 && !ownJSON(e) && !ownText(e) {
 			// []byte is written as base64, and nil as null.
 			return &Schema{Type: Types{"string", "null"}, ContentEncoding: "base64"}, nil
 		}
@@ -318,7 +323,32 @@ func jsonMapKey(k reflect.Type) bool {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return true
 	}
-	return k.Implements(textMarshalerType) || reflect.PointerTo(k).Implements(textMarshalerType)
+	return k.Implements(textMarshalerType) // not through a pointer: a map key is not addressable
+}
+
+// ownJSON reports whether t, or a pointer to it, has a MarshalJSON or an
+// UnmarshalJSON method.
+func ownJSON(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || p.Implements(marshalerType) || p.Implements(unmarshalerType)
+}
+
+// ownText reports whether t, or a pointer to it, has a MarshalText or an
+// UnmarshalText method.
+func ownText(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(textMarshalerType) || p.Implements(textMarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+// promotesJSON reports whether the struct t has its JSON methods from an
+// embedded field.
+func promotesJSON(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Anonymous && ownJSON(f.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 func ptr[T any](v T) *T { return &v }

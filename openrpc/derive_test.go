@@ -252,3 +252,83 @@ func TestSchemaForRefusesTypesWithoutJSON(t *testing.T) {
 		}
 	}
 }
+
+type (
+	// Untagged's X is named by its field: go vet has no tag to compare.
+	Untagged struct{ X int }
+	TwiceA   struct{ Untagged }
+	TwiceB   struct{ Untagged }
+	// Twice embeds Untagged twice at one depth: encoding/json writes none
+	// of its members.
+	Twice struct {
+		TwiceA
+		TwiceB
+		Own int `json:"own"`
+	}
+	// Stamped has time.Time's MarshalJSON and UnmarshalJSON, promoted: it
+	// is written as a time.
+	Stamped struct {
+		time.Time
+		Note string `json:"note"`
+	}
+	// ReadsAnything has only an UnmarshalJSON.
+	ReadsAnything int
+	// PtrText has MarshalText on its pointer: a byte that makes []PtrText
+	// an array.
+	PtrText uint8
+	// PtrTextKey has MarshalText on its pointer: not a map key
+	// encoding/json takes.
+	PtrTextKey struct{ A int }
+)
+
+func (*PtrTextKey) MarshalText() ([]byte, error) { return []byte("k"), nil }
+
+func (*ReadsAnything) UnmarshalJSON([]byte) error { return nil }
+func (*PtrText) MarshalText() ([]byte, error)     { return []byte("t"), nil }
+
+func TestSchemaForTheReviewsCases(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  reflect.Type
+		want string
+	}{
+		{"embedded twice at one depth", reflect.TypeFor[struct{ Twice }](), `{"type":"object","properties":{"own":{"type":"integer"}},"required":["own"]}`},
+		{"promoted MarshalJSON", reflect.TypeFor[Stamped](), `{}`},
+		{"UnmarshalJSON alone", reflect.TypeFor[ReadsAnything](), `{}`},
+		{"bytes whose pointer has MarshalText", reflect.TypeFor[[]PtrText](), `{"type":["array","null"],"items":{"type":"string"}}`},
+	}
+	for _, c := range cases {
+		got, _ := schemaJSON(t, c.typ)
+		if got != c.want {
+			t.Errorf("%s: schema\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+	b, err := json.Marshal(struct{ Twice }{})
+	if err != nil || string(b) != `{"own":0}` {
+		t.Fatalf("encoding/json writes %s (%v): the test's premise is wrong", b, err)
+	}
+	if _, err := json.Marshal(map[PtrTextKey]int{{}: 1}); err == nil {
+		t.Fatal("encoding/json takes a map whose keys have MarshalText on their pointer: the test's premise is wrong")
+	}
+	if _, _, err := openrpc.SchemaFor(reflect.TypeFor[map[PtrTextKey]int]()); err == nil {
+		t.Error("a map whose keys have MarshalText on their pointer is described; encoding/json refuses it")
+	}
+}
+
+func TestSchemaReadsATuple(t *testing.T) {
+	in := `{"type":"array","items":[{"type":"integer"},{"type":"string"}],"minItems":1}`
+	var s openrpc.Schema
+	if err := json.Unmarshal([]byte(in), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Items != nil || string(s.Extra["items"]) != `[{"type":"integer"},{"type":"string"}]` {
+		t.Fatalf("read %+v", s)
+	}
+	out, _ := json.Marshal(&s)
+	var a, b any
+	json.Unmarshal([]byte(in), &a)
+	json.Unmarshal(out, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("wrote %s, want %s", out, in)
+	}
+}

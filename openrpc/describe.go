@@ -19,7 +19,8 @@ import (
 //	doc, err := openrpc.Describe(openrpc.Info{Title: "calc", Version: "1.0.0"}, reg.Methods()...)
 //
 // Each method's params and result are described by JSON Schema from their
-// Go types, as encoding/json writes and reads them:
+// Go types, as encoding/json writes them (reading is laxer: see
+// openrpc/validator):
 //   - a struct's members are its exported fields, named by their json
 //     tags, those of embedded structs promoted; a member is required
 //     unless tagged omitempty or omitzero, and members the struct does
@@ -218,7 +219,11 @@ func (d *deriver) dataSchema(method string, e rpc.ErrorDoc) error {
 		return fmt.Errorf("openrpc: method %q: error %d: data: %w", method, e.Code, err)
 	}
 	if s.Ref == "" {
-		d.defs[componentName(method)+".error"+strconv.FormatInt(e.Code, 10)] = s
+		name := componentName(method) + ".error" + strconv.FormatInt(e.Code, 10)
+		for i := 2; d.taken[name] != nil || d.defs[name] != nil; i++ {
+			name = componentName(method) + ".error" + strconv.FormatInt(e.Code, 10) + "_" + strconv.Itoa(i)
+		}
+		d.defs[name] = s
 	}
 	return nil
 }
@@ -250,7 +255,7 @@ func (d *deriver) example(m Method, whole bool, ex rpc.Example, i int) (ExampleP
 			}
 		}
 	}
-	if m.Result != nil {
+	if m.Result != nil && ex.Result != nil {
 		raw, err := json.Marshal(ex.Result)
 		if err != nil {
 			return p, err

@@ -23,9 +23,12 @@ var Discover = rpc.NewMethod[rpc.NoParams, Document]("rpc.discover").Describe(rp
 // OpenRPC reserves them. A server does not serve rpc.discover unless
 // HandleDiscover is called.
 //
-// It returns Describe's error for the methods registered so far, and
-// registers nothing then; a method registered later whose type no schema
-// describes makes rpc.discover answer CodeInternalError.
+// The document is written at each call (a few microseconds a method).
+// HandleDiscover returns Describe's error for the methods registered so
+// far, and registers nothing then; a method registered later whose type
+// no schema describes makes rpc.discover answer CodeInternalError, without
+// the Go names of the error. Like rpc.Handle, it panics when reg serves
+// rpc.discover already.
 func HandleDiscover(reg *rpc.Registry, info Info) error {
 	if _, err := describeRegistry(reg, info); err != nil {
 		return err
@@ -33,12 +36,17 @@ func HandleDiscover(reg *rpc.Registry, info Info) error {
 	rpc.Handle(reg, Discover, func(context.Context, rpc.NoParams) (Document, error) {
 		doc, err := describeRegistry(reg, info)
 		if err != nil {
-			return Document{}, err
+			return Document{}, errNoDocument
 		}
 		return *doc, nil
 	})
 	return nil
 }
+
+// errNoDocument is rpc.discover's answer when a method registered since
+// HandleDiscover has a type no schema describes; the program learns which
+// from Describe.
+var errNoDocument = &rpc.Error{Code: rpc.CodeInternalError, Message: "rpc.discover: a method of this server cannot be described"}
 
 // describeRegistry describes the methods of reg but those OpenRPC reserves.
 func describeRegistry(reg *rpc.Registry, info Info) (*Document, error) {

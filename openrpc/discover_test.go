@@ -49,7 +49,7 @@ func TestDiscover(t *testing.T) {
 	rpc.Handle(s.Registry, rpc.NewMethod[chan int, int]("broken"), func(context.Context, chan int) (int, error) { return 0, nil })
 	_, err = openrpc.Discover.Call(ctx, client, rpc.NoParams{})
 	var rerr *rpc.Error
-	if !errors.As(err, &rerr) || rerr.Code != rpc.CodeInternalError || !strings.Contains(rerr.Message, `method "broken"`) {
+	if !errors.As(err, &rerr) || rerr.Code != rpc.CodeInternalError || strings.Contains(rerr.Message, "chan") {
 		t.Errorf("discover with a broken method = %v", err)
 	}
 	reg := rpc.NewRegistry()

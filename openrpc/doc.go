@@ -1,7 +1,8 @@
 // Package openrpc describes a JSON-RPC API by its method descriptors: it
 // writes an OpenRPC 1.3 document (https://spec.open-rpc.org), with a JSON
-// Schema for every params and result type derived from the Go types,
-// serves it as rpc.discover, and validates params and results against it.
+// Schema for every params and result type derived from the Go types, and
+// serves it as rpc.discover; package openrpc/validator validates params
+// and results against it.
 //
 // A method is declared once, as an rpc.Method or rpc.Notification, with an
 // optional description:

@@ -41,6 +41,13 @@ func jsonFields(t reflect.Type) []jsonField {
 		current, next = next, nil
 		count := map[string]int{}
 		var found []jsonField
+		// A struct embedded more than once at one depth gives each of its
+		// names more than once there, so that none of them is kept, as
+		// encoding/json does.
+		times := map[reflect.Type]int{}
+		for _, l := range current {
+			times[l.typ]++
+		}
 		for _, l := range current {
 			if visited[l.typ] {
 				continue
@@ -85,8 +92,10 @@ func jsonFields(t reflect.Type) []jsonField {
 						f.quoted = quotable(sf.Type)
 					}
 				}
-				count[f.name]++
-				found = append(found, f)
+				for range times[l.typ] {
+					count[f.name]++
+					found = append(found, f)
+				}
 			}
 		}
 		// At one depth, a name given by several fields goes to the one

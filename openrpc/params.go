@@ -7,10 +7,16 @@ import "encoding/json"
 // schema for a method marked WholeParams; an object of the params, by name,
 // for "by-name"; an array of them, by position, for "by-position"; and
 // either, for "either" (the default). The required params are required:
-// as members by name, as the leading elements by position.
+// as members by name, as the leading elements by position. A method
+// without params takes an object, or an empty array, whatever its
+// structure.
 func (m *Method) ParamsSchema() *Schema {
 	if string(m.Extensions[WholeParams]) == "true" && len(m.Params) == 1 {
 		return m.Params[0].Schema
+	}
+	if len(m.Params) == 0 {
+		// No params: by name or by position, {} and [] say the same.
+		return &Schema{AnyOf: []*Schema{{Type: Types{"object"}}, {Type: Types{"array"}, MaxItems: ptr(0)}}}
 	}
 	byName := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{}}
 	items := make([]*Schema, 0, len(m.Params))

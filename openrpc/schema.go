@@ -113,18 +113,32 @@ func (s *Schema) UnmarshalJSON(b []byte) error {
 		*s = Schema{never: true}
 		return nil
 	}
-	var named schemaFields
-	if err := json.Unmarshal(b, &named); err != nil {
-		return err
-	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	// items as an array of schemas (draft-07's tuple) has no field of its
+	// own: it stays in Extra, and Items is nil.
+	var tuple json.RawMessage
+	if items := bytes.TrimSpace(all["items"]); len(items) > 0 && items[0] == '[' {
+		tuple = items
+		delete(all, "items")
+		var err error
+		if b, err = json.Marshal(all); err != nil {
+			return err
+		}
+	}
+	var named schemaFields
+	if err := json.Unmarshal(b, &named); err != nil {
 		return err
 	}
 	for k := range all {
 		if knownKeywords[k] {
 			delete(all, k)
 		}
+	}
+	if tuple != nil {
+		all["items"] = tuple
 	}
 	if len(all) > 0 {
 		named.Extra = all
@@ -152,7 +166,8 @@ var knownKeywords = func() map[string]bool {
 	return known
 }()
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s: nothing of it is shared but the bytes
+// of raw JSON values (Enum's, Examples', Extra's), which are read-only.
 func (s *Schema) Clone() *Schema {
 	if s == nil {
 		return nil
@@ -163,6 +178,19 @@ func (s *Schema) Clone() *Schema {
 	c.Required = slices.Clone(s.Required)
 	c.Examples = slices.Clone(s.Examples)
 	c.Extra = maps.Clone(s.Extra)
+	c.Const, c.Default = slices.Clone(s.Const), slices.Clone(s.Default)
+	for _, p := range []**int{&c.MinProperties, &c.MinItems, &c.MaxItems, &c.MinLength, &c.MaxLength} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	for _, p := range []**float64{&c.Minimum, &c.Maximum} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
 	if s.Properties != nil {
 		c.Properties = make(map[string]*Schema, len(s.Properties))
 		for k, p := range s.Properties {

@@ -93,7 +93,7 @@ type Limit struct {
 const CodeOverflow = 1
 
 // MaxSum is the largest sum add answers.
-const MaxSum = 1 << 40
+const MaxSum = 1 << 30
 
 // The API.
 var (

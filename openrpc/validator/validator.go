@@ -12,6 +12,11 @@
 //	...
 //	conn := rpc.NewConn(r, w, &rpc.Options{Handler: reg, CheckParams: v.CheckParams})
 //
+// The schemas say what encoding/json writes, so validation is stricter
+// than decoding, which matches member names without regard to case, takes
+// null for any member and needs none: a peer that relied on those is
+// refused once validation is on.
+//
 // A refusal is answered -32602 with the JSON pointer of what failed:
 //
 //	{"code":-32602,"message":"invalid params: /label: missing property 'text'","data":{"path":"/label","reason":"missing property 'text'"}}
@@ -40,6 +45,10 @@ import (
 type Validator struct {
 	params  map[string]*jsonschema.Schema
 	results map[string]*jsonschema.Schema
+	// absent is what Params answers, per method, for params absent: nil
+	// when its schema takes no params ({} or []), the refusal of {}
+	// otherwise. The answer is the same at every call.
+	absent map[string]error
 }
 
 // Error reports a value its schema refuses: which method, where in the
@@ -94,12 +103,13 @@ func New(doc *openrpc.Document) (*Validator, error) {
 	if err := c.AddResource(url, inst); err != nil {
 		return nil, fmt.Errorf("validator: New: %w", err)
 	}
-	v := &Validator{params: map[string]*jsonschema.Schema{}, results: map[string]*jsonschema.Schema{}}
+	v := &Validator{params: map[string]*jsonschema.Schema{}, results: map[string]*jsonschema.Schema{}, absent: map[string]error{}}
 	for i, m := range doc.Methods {
 		key := strconv.Itoa(i)
 		if v.params[m.Name], err = c.Compile(url + "#/x-params/" + key); err != nil {
 			return nil, fmt.Errorf("validator: New: method %q: params: %w", m.Name, err)
 		}
+		v.absent[m.Name] = absentParams(v.params[m.Name], m.Name)
 		if _, ok := results[key]; ok {
 			if v.results[m.Name], err = c.Compile(url + "#/x-results/" + key); err != nil {
 				return nil, fmt.Errorf("validator: New: method %q: result: %w", m.Name, err)
@@ -119,15 +129,11 @@ func (v *Validator) Params(method string, params json.RawMessage) error {
 		return nil
 	}
 	if params == nil {
-		// Absent params are no params, by name or by position.
-		if s.Validate([]any{}) == nil {
-			return nil
+		if e, ok := v.absent[method].(*Error); ok {
+			c := *e // the caller's own
+			return &c
 		}
-		err := validate(s, method, false, json.RawMessage("{}"))
-		if ve, ok := err.(*Error); ok {
-			ve.Reason = "params absent: " + ve.Reason
-		}
-		return err
+		return nil
 	}
 	return validate(s, method, false, params)
 }
@@ -152,12 +158,28 @@ func (v *Validator) CheckParams(method string, params json.RawMessage) error {
 	if err == nil {
 		return nil
 	}
-	ve := err.(*Error)
+	var ve *Error
+	if !errors.As(err, &ve) {
+		return err
+	}
 	data, _ := json.Marshal(struct {
 		Path   string `json:"path"`
 		Reason string `json:"reason"`
 	}{ve.Path, ve.Reason})
 	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "invalid params: " + ve.Error(), Data: data}
+}
+
+// absentParams returns the answer to absent params for the params schema
+// s of method: absent params are no params, by name or by position.
+func absentParams(s *jsonschema.Schema, method string) error {
+	if s.Validate([]any{}) == nil {
+		return nil
+	}
+	err := validate(s, method, false, json.RawMessage("{}"))
+	if ve, ok := err.(*Error); ok {
+		ve.Reason = "params absent: " + ve.Reason
+	}
+	return err
 }
 
 // decodeInstance decodes raw as the validator wants values: numbers as
@@ -209,9 +231,7 @@ func deepest(e *jsonschema.ValidationError) ([]string, *jsonschema.ValidationErr
 	var leaf *jsonschema.ValidationError
 	for _, c := range e.Causes {
 		p, l := deepest(c)
-		_, mismatch := l.ErrorKind.(*kind.Type)
-		_, leafMismatch := leafKind(leaf).(*kind.Type)
-		if leaf == nil || len(p) > len(path) || len(p) == len(path) && leafMismatch && !mismatch {
+		if leaf == nil || len(p) > len(path) || len(p) == len(path) && precision(l) > precision(leaf) {
 			path, leaf = p, l
 		}
 	}
@@ -221,11 +241,18 @@ func deepest(e *jsonschema.ValidationError) ([]string, *jsonschema.ValidationErr
 	return path, leaf
 }
 
-func leafKind(e *jsonschema.ValidationError) jsonschema.ErrorKind {
-	if e == nil {
-		return nil
+// precision ranks what a cause says of a value, among alternatives as
+// deep: a type mismatch says less than any other refusal, and one that
+// wants null alone (the other branch of a pointer's schema) least.
+func precision(e *jsonschema.ValidationError) int {
+	t, mismatch := e.ErrorKind.(*kind.Type)
+	switch {
+	case !mismatch:
+		return 2
+	case len(t.Want) == 1 && t.Want[0] == "null":
+		return 0
 	}
-	return e.ErrorKind
+	return 1
 }
 
 // pointer writes a location as a JSON pointer.

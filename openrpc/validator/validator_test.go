@@ -108,6 +108,9 @@ func TestValidatorRefusesWithThePath(t *testing.T) {
 	cases := []struct{ mutate, path, reason string }{
 		{`"renamed":1`, "/renamed", "want string"},
 		{`"pair":[1,2,3]`, "/pair", "maxItems"},
+		// A pointer's schema is its type's or null: the refusal names the
+		// type, not null.
+		{`"ref":5`, "/ref", "got number, want object"},
 		{`"small":200`, "/small", "200"},
 		{`"trees":[{"value":1,"children":[{"value":"x"}]}]`, "/trees/0/children/0/value", "want integer"},
 		{`"byID":{"a":"b"}`, "/byID", "additional properties 'a'"},
@@ -177,7 +180,7 @@ func TestValidatorParamStructures(t *testing.T) {
 		{"byPosition", `[1]`, true}, {"byPosition", `[1,"x"]`, true}, {"byPosition", `[1,"x",3]`, false},
 		{"byPosition", `[]`, false}, {"byPosition", `["x"]`, false}, {"byPosition", `{"a":1}`, false},
 		{"either", `{"a":1}`, true}, {"either", `[1]`, true}, {"either", `[]`, false},
-		{"none", ``, true}, {"none", `{}`, true},
+		{"none", ``, true}, {"none", `{}`, true}, {"none", `[]`, true}, {"none", `[1]`, false}, {"none", `{"extra":1}`, true},
 	}
 	for _, c := range cases {
 		var raw json.RawMessage
