@@ -168,7 +168,7 @@ func TestCheckParamsMisbehaving(t *testing.T) {
 		OnDrop: func(d rpc.Drop) { mu.Lock(); drops = append(drops, d); mu.Unlock() },
 	})
 	peer.Send(`{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1}}`)
-	peer.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"{{string}}"}}`)
+	peer.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: a nil *rpc.Error was returned as an error"}}`)
 	peer.Send(`{"jsonrpc":"2.0","id":2,"method":"add","params":{"a":2}}`)
 	peer.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}`)
 	peer.Send(`{"jsonrpc":"2.0","method":"note","params":{"a":2}}`)

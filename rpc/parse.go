@@ -398,15 +398,11 @@ func (p paramsRefused) Unwrap() error { return p.err }
 // check's *Error as it is, CodeInternalError when the check panicked, or
 // CodeInvalidParams with the error's text.
 func (p paramsRefused) reply() *Error {
-	var e *Error
 	var panicked checkPanic
-	switch {
-	case errors.As(p.err, &e):
-		return e
-	case errors.As(p.err, &panicked):
+	if errors.As(p.err, &panicked) {
 		return &Error{Code: CodeInternalError, Message: "internal error"}
 	}
-	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + p.err.Error()}
+	return answerOf(p.err, CodeInvalidParams, "invalid params: ")
 }
 
 // checkPanic is the refusal of params whose check (Options.CheckParams)
@@ -428,14 +424,10 @@ func (rd *reader) check(method string, raw []byte) (err error) {
 	}()
 	err = rd.checkParams(method, json.RawMessage(raw))
 	if e, ok := err.(*Error); ok && e == nil {
-		// A nil *Error is a non-nil error whose Error method panics:
-		// refused, with a text of its own.
-		return errNilCheckError
+		return errNilError // its own Error method would panic where the drop is reported
 	}
 	return err
 }
-
-var errNilCheckError = errors.New("rpc: Options.CheckParams returned a nil *Error")
 
 // errGuessedParams says that params that did not decode were only guessed
 // to be the last member.

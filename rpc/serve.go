@@ -244,13 +244,26 @@ var (
 )
 
 // wireError returns the error object that answers a handler's error.
-func wireError(err error) *Error {
+func wireError(err error) *Error { return answerOf(err, CodeInternalError, "") }
+
+// answerOf returns the error that answers a request refused with err: an
+// *Error in err as it is, or code with prefix and err's text. A nil
+// *Error, a non-nil error whose Error method cannot be called (the Go
+// trap of a typed nil in an interface), is answered with code and says
+// so rather than bring the Conn down.
+func answerOf(err error, code Code, prefix string) *Error {
 	var e *Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e) && e != nil:
 		return e
+	case e != nil || errors.As(err, &e):
+		return &Error{Code: code, Message: prefix + errNilError.Error()}
 	}
-	return &Error{Code: CodeInternalError, Message: err.Error()}
+	return &Error{Code: code, Message: prefix + err.Error()}
 }
+
+// errNilError is the text of a nil *Error returned as an error.
+var errNilError = errors.New("a nil *rpc.Error was returned as an error")
 
 // errorFrame returns the response to the request id of method that
 // carries the error e. Data that is not valid JSON is left out, and logged

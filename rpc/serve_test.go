@@ -682,3 +682,16 @@ func TestNotificationHandlerCallingBackDoesNotHoldRequests(t *testing.T) {
 		t.Errorf("probe: %v", err)
 	}
 }
+
+// A handler that returns a nil *rpc.Error as its error (a typed nil in an
+// interface, which is not nil) is answered, not a crash.
+func TestHandlerReturningANilError(t *testing.T) {
+	reg := rpc.NewRegistry()
+	rpc.Handle(reg, rpc.NewMethod[rpc.NoParams, int]("m"), func(context.Context, rpc.NoParams) (int, error) {
+		var e *rpc.Error
+		return 0, e
+	})
+	_, peer := rpctest.Start(t, &rpc.Options{Handler: reg})
+	peer.Send(`{"jsonrpc":"2.0","id":1,"method":"m"}`)
+	peer.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"a nil *rpc.Error was returned as an error"}}`)
+}
