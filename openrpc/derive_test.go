@@ -286,7 +286,7 @@ func (*PtrTextKey) MarshalText() ([]byte, error) { return []byte("k"), nil }
 func (*ReadsAnything) UnmarshalJSON([]byte) error { return nil }
 func (*PtrText) MarshalText() ([]byte, error)     { return []byte("t"), nil }
 
-func TestSchemaForTheReviewsCases(t *testing.T) {
+func TestSchemaForEncodingJSONsEdges(t *testing.T) {
 	cases := []struct {
 		name string
 		typ  reflect.Type
