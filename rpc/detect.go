@@ -52,7 +52,7 @@ const maxPeek = 256
 func detect(r io.Reader) (Framing, []byte, error) {
 	buf := make([]byte, 0, maxPeek)
 	for empty := 0; ; {
-		if f, ok := framingOf(buf); ok {
+		if f, ok := FramingOf(buf); ok {
 			return f, buf, nil
 		}
 		room := buf[len(buf):cap(buf)]
@@ -73,7 +73,7 @@ func detect(r io.Reader) (Framing, []byte, error) {
 			buf = buf[:copy(buf, buf[i:])]
 		}
 		if err != nil || len(buf) == cap(buf) {
-			f, ok := framingOf(buf)
+			f, ok := FramingOf(buf)
 			if !ok {
 				f = NewlineFraming
 			}
@@ -82,9 +82,13 @@ func detect(r io.Reader) (Framing, []byte, error) {
 	}
 }
 
-// framingOf decides the framing from the first bytes b, when they are
-// enough to.
-func framingOf(b []byte) (Framing, bool) {
+// FramingOf returns the framing a peer's first bytes b show, by the rule
+// DetectFraming applies: after JSON white space, a header name followed by
+// ':' is ContentLengthFraming, anything else NewlineFraming. decided is
+// false while b may still be the start of a header name: read more. A
+// client that detects its server's framing from the reply (as rpcurl
+// does) uses it on the reply's first bytes.
+func FramingOf(b []byte) (f Framing, decided bool) {
 	i := leadingSpace(b)
 	name := i
 	for i < len(b) && isTokenByte(b[i]) {

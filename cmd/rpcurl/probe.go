@@ -91,8 +91,12 @@ func readFraming(ctx context.Context, r io.Reader) (rpc.Framing, []byte, error) 
 			if ws := len(buf) - len(bytes.TrimLeft(buf, " \t\r\n")); ws > 0 {
 				buf = buf[:copy(buf, buf[ws:])]
 			}
-			if fr, ok := framingOf(buf); ok {
+			if fr, ok := rpc.FramingOf(buf); ok {
 				f = fr
+				return nil
+			}
+			if len(buf) >= maxPeek { // no header name is this long
+				f = rpc.NewlineFraming
 				return nil
 			}
 			if err != nil {
@@ -101,36 +105,6 @@ func readFraming(ctx context.Context, r io.Reader) (rpc.Framing, []byte, error) 
 		}
 	})
 	return f, buf, err
-}
-
-// framingOf decides the framing from the first bytes b, when they are
-// enough to.
-func framingOf(b []byte) (rpc.Framing, bool) {
-	rest := bytes.TrimLeft(b, " \t\r\n")
-	i := 0
-	for i < len(rest) && isTokenByte(rest[i]) {
-		i++
-	}
-	switch {
-	case i == len(rest) && i < maxPeek:
-		return 0, false // the name may go on
-	case i > 0 && i < len(rest) && rest[i] == ':':
-		return rpc.ContentLengthFraming, true
-	}
-	return rpc.NewlineFraming, true
-}
-
-// isTokenByte reports whether b may be part of a header name (RFC 9110).
-func isTokenByte(b byte) bool {
-	switch {
-	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		return true
-	}
-	switch b {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
 }
 
 // writeAll writes b to w, interrupted by ctx (the error is then ctx's).
