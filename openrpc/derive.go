@@ -187,20 +187,21 @@ func (d *deriver) schema(t reflect.Type) (*Schema, error) {
 
 // given returns the schema t gives through Schemer, if it does.
 func (d *deriver) given(t reflect.Type) (*Schema, bool) {
-	var v reflect.Value
-	switch {
-	case t.Implements(schemerType) && t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface:
-		v = reflect.New(t).Elem()
-	case t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(schemerType):
-		v = reflect.New(t)
-	default:
+	if !isSchemer(t) {
 		return nil, false
 	}
+	v := reflect.New(t) // JSONSchema has a pointer receiver, or a value one that *T has too
 	s := v.Interface().(Schemer).JSONSchema()
 	if s == nil {
 		return &Schema{}, true
 	}
 	return s.Clone(), true
+}
+
+// isSchemer reports whether t gives its own schema: t, not a pointer or
+// an interface, implements Schemer, itself or through a pointer to it.
+func isSchemer(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(schemerType)
 }
 
 // within describes t, the type of a part of the type being described (a

@@ -151,7 +151,7 @@ func (d *deriver) params(t reflect.Type) (*Schema, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if _, given := d.given(t); given || t.Kind() != reflect.Struct || d.names[t] != "" {
+	if isSchemer(t) || t.Kind() != reflect.Struct || d.names[t] != "" {
 		return d.schema(t)
 	}
 	d.path = append(d.path[:0], t.String())
